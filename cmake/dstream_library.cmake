@@ -1,0 +1,17 @@
+# One folder under src/ = one library = one namespace (dstream::<name>).
+# dstream_library(NAME SOURCES ... DEPS ...) builds dstream_<name>, aliases it as
+# dstream::<name> and applies the project's warnings.
+function(dstream_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
+                                           -Wnon-virtual-dtor -Wno-missing-field-initializers)
+endfunction()
+
+function(dstream_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  set(target dstream_${name})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  add_library(dstream::${name} ALIAS ${target})
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${target} PUBLIC ${ARG_DEPS})
+  dstream_warnings(${target})
+endfunction()

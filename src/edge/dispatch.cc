@@ -1,0 +1,82 @@
+#include "edge/dispatch.h"
+
+#include "edge/handlers.h"
+
+namespace dstream::edge {
+namespace {
+
+using protocol::error_code;
+using handler_fn = boost::asio::awaitable<void> (*)(exchange&);
+
+struct route_entry {
+    route::kind what;
+    http::verb method;
+    handler_fn handler;
+};
+
+constexpr route_entry route_table[] = {
+    {route::kind::stream, http::verb::put, handle_create},
+    {route::kind::stream, http::verb::post, handle_append},
+    {route::kind::stream, http::verb::delete_, handle_delete},
+    {route::kind::stream, http::verb::head, handle_head},
+    {route::kind::stream, http::verb::get, handle_read},
+    {route::kind::bucket, http::verb::put, handle_bucket},
+};
+
+boost::asio::awaitable<void> answer_error(exchange& ex, error_code code, std::string_view message) {
+    response res = ex.make_error(make_error(code, std::string(message)));
+    co_await ex.send(res);
+}
+
+}  // namespace
+
+boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request& req,
+                                      service::stream_service& service,
+                                      const edge_options& options) {
+    const std::string_view target(req.target().data(), req.target().size());
+    const auto question = target.find('?');
+    auto resolved = resolve_route(target.substr(0, question));
+    auto query = query_params::parse(question == std::string_view::npos
+                                         ? std::string_view{}
+                                         : target.substr(question + 1));
+    exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
+                query ? std::move(*query) : query_params{}, &service, options);
+    if (!resolved) {
+        co_await answer_error(ex, resolved.err().code, resolved.err().message);
+        co_return ex.closing();
+    }
+    if (!query) {
+        co_await answer_error(ex, query.err().code, query.err().message);
+        co_return ex.closing();
+    }
+    if (req.method() == http::verb::options) {
+        co_await handle_options(ex);
+        co_return ex.closing();
+    }
+    const route::kind what = ex.target().what;
+    switch (what) {
+        case route::kind::reserved:
+            co_await answer_error(ex, error_code::not_found,
+                                  "subscription APIs are not available on this server");
+            co_return ex.closing();
+        case route::kind::stream_subresource:
+            co_await answer_error(ex, error_code::not_found, "no such stream subresource");
+            co_return ex.closing();
+        case route::kind::operator_path:
+        case route::kind::none:
+            co_await answer_error(ex, error_code::not_found, "no such route");
+            co_return ex.closing();
+        default:
+            break;
+    }
+    for (const auto& entry : route_table) {
+        if (entry.what == what && entry.method == req.method()) {
+            co_await entry.handler(ex);
+            co_return ex.closing();
+        }
+    }
+    co_await answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
+    co_return ex.closing();
+}
+
+}  // namespace dstream::edge

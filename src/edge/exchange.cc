@@ -1,0 +1,121 @@
+#include "edge/exchange.h"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "edge/headers.h"
+
+namespace dstream::edge {
+namespace {
+
+namespace asio = boost::asio;
+
+std::string json_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    static constexpr char hex[] = "0123456789abcdef";
+                    out += "\\u00";
+                    out += hex[(c >> 4) & 0xf];
+                    out += hex[c & 0xf];
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+response exchange::make_response(http::status status) const {
+    response res{status, _req.version()};
+    res.set(http::field::server, "dstream");
+    res.set(hdr::ursula_protocol, "2");
+    res.set(hdr::ursula_cluster_id, _options.cluster_id);
+    res.set("X-Content-Type-Options", "nosniff");
+    res.set(hdr::cross_origin_resource_policy, "cross-origin");
+    res.set(http::field::access_control_allow_origin, "*");
+    res.set(http::field::access_control_expose_headers, hdr::exposed_headers);
+    res.keep_alive(_req.keep_alive() && !_close);
+    return res;
+}
+
+response exchange::make_error(const error& e) const {
+    response res = make_response(static_cast<http::status>(protocol::http_status(e.code)));
+    res.set(http::field::content_type, "application/json");
+    res.set(http::field::cache_control, "no-store");
+    if (!is_head()) {
+        res.body() = "{\"error\":{\"code\":\"" + std::string(protocol::wire_code(e.code)) +
+                     "\",\"message\":\"" + json_escape(e.message) + "\"}}";
+    }
+    return res;
+}
+
+asio::awaitable<void> exchange::send(response& res) {
+    res.keep_alive(res.keep_alive() && !_close);
+    if (is_head()) {
+        // A HEAD answer describes the GET answer's headers and sends no body.
+        http::response<http::empty_body> head;
+        head.base() = res.base();
+        http::response_serializer<http::empty_body> sr{head};
+        co_await http::async_write_header(_stream, sr, asio::use_awaitable);
+        co_return;
+    }
+    res.prepare_payload();
+    co_await http::async_write(_stream, res, asio::use_awaitable);
+}
+
+asio::awaitable<void> exchange::send_slices(response& res,
+                                            const std::vector<storage::byte_slice>& slices) {
+    std::size_t total = 0;
+    std::vector<asio::const_buffer> buffers;
+    buffers.reserve(slices.size());
+    for (const auto& s : slices) {
+        total += s.size;
+        buffers.emplace_back(s.data, s.size);
+    }
+    res.keep_alive(res.keep_alive() && !_close);
+    http::response<http::empty_body> head;
+    head.base() = res.base();
+    head.content_length(total);
+    http::response_serializer<http::empty_body> sr{head};
+    co_await http::async_write_header(_stream, sr, asio::use_awaitable);
+    if (!is_head() && total > 0) co_await asio::async_write(_stream, buffers, asio::use_awaitable);
+}
+
+asio::awaitable<void> exchange::begin_stream(response& res) {
+    http::response<http::empty_body> head;
+    head.base() = res.base();
+    head.chunked(true);
+    head.keep_alive(false);
+    _close = true;
+    http::response_serializer<http::empty_body> sr{head};
+    co_await http::async_write_header(_stream, sr, asio::use_awaitable);
+}
+
+asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
+    boost::system::error_code ec;
+    _stream.expires_after(_options.body_timeout);
+    co_await asio::async_write(_stream, http::make_chunk(asio::const_buffer(data.data(), data.size())),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    _stream.expires_never();
+    co_return !ec;
+}
+
+asio::awaitable<void> exchange::end_stream() {
+    boost::system::error_code ec;
+    co_await asio::async_write(_stream, http::make_chunk_last(),
+                               asio::redirect_error(asio::use_awaitable, ec));
+}
+
+}  // namespace dstream::edge

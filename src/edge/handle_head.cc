@@ -1,0 +1,42 @@
+#include "edge/handlers.h"
+#include "edge/headers.h"
+#include "edge/read_common.h"
+#include "edge/write_answer.h"
+
+namespace dstream::edge {
+
+boost::asio::awaitable<void> handle_head(exchange& ex) {
+    auto incarnation = incarnation_precondition(ex.req());
+    if (!incarnation) {
+        response res = ex.make_error(incarnation.err());
+        co_await ex.send(res);
+        co_return;
+    }
+    service::read_request request;
+    request.key = ex.target().key;
+    request.start.where = protocol::read_start::kind::now;
+    request.renews_ttl = false;  // base protocol 5.1: HEAD does not renew a sliding TTL
+    request.if_incarnation = *incarnation;
+    const service::stream_view view = co_await ex.service().read(std::move(request));
+    if (view.refusal) {
+        response res = ex.make_error(*view.refusal);
+        if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
+        co_await ex.send(res);
+        co_return;
+    }
+    response res = ex.make_response(http::status::ok);
+    res.set(http::field::content_type, view.content_type);
+    res.set(http::field::cache_control, "no-store");
+    res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
+    set_offset_header(res, hdr::stream_next_offset, view.tail);
+    set_offset_header(res, hdr::stream_retained_offset, 0);
+    if (view.stream_closed) res.set(hdr::stream_closed, "true");
+    if (view.expiry.ttl_seconds) res.set(hdr::stream_ttl, std::to_string(*view.expiry.ttl_seconds));
+    if (view.expiry.expires_at) {
+        res.set(hdr::stream_expires_at, protocol::format_rfc3339(*view.expiry.expires_at));
+    }
+    res.set(hdr::ursula_max_request_bytes, std::to_string(ex.options().max_request_bytes));
+    co_await ex.send(res);
+}
+
+}  // namespace dstream::edge

@@ -1,0 +1,130 @@
+#include "edge/handlers.h"
+#include "edge/headers.h"
+#include "edge/read_common.h"
+#include "edge/write_answer.h"
+
+namespace dstream::edge {
+namespace {
+
+using protocol::error_code;
+
+response render_read_refusal(const exchange& ex, const service::stream_view& view) {
+    response res = ex.make_error(*view.refusal);
+    // extensions 2.4: 410 and 416 of a read name the stream that answered.
+    if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
+    return res;
+}
+
+// ETag over the stream incarnation and the range; it varies with closure
+// (base protocol 10.1).
+std::string etag_for(const service::stream_view& view) {
+    std::string tag = "\"" + std::to_string(view.incarnation) + ":" + std::to_string(view.start) +
+                      ":" + std::to_string(view.next);
+    if (view.reached_closed_tail()) tag += ":c";
+    return tag + "\"";
+}
+
+bool etag_matches(std::string_view if_none_match, std::string_view etag) {
+    if (if_none_match == "*") return true;
+    while (!if_none_match.empty()) {
+        const auto comma = if_none_match.find(',');
+        std::string_view candidate = if_none_match.substr(0, comma);
+        while (!candidate.empty() && candidate.front() == ' ') candidate.remove_prefix(1);
+        while (!candidate.empty() && candidate.back() == ' ') candidate.remove_suffix(1);
+        if (candidate.starts_with("W/")) candidate.remove_prefix(2);
+        if (candidate == etag) return true;
+        if (comma == std::string_view::npos) break;
+        if_none_match.remove_prefix(comma + 1);
+    }
+    return false;
+}
+
+boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view& view,
+                                       const read_params& p, bool live) {
+    const representation rep = representation_for(view, ex.target().where);
+    response res = ex.make_response(http::status::ok);
+    res.set(http::field::content_type, read_content_type(view, rep));
+    add_stream_position_headers(res, view);
+    const bool at_now = p.start.where == protocol::read_start::kind::now && !live;
+    if (at_now || view.data.empty()) {
+        res.set(http::field::cache_control, "no-store");
+    } else {
+        res.set(http::field::cache_control, "public, max-age=60, stale-while-revalidate=300");
+    }
+    if (!at_now) {
+        const std::string etag = etag_for(view);
+        res.set(http::field::etag, etag);
+        const auto inm = ex.req()[http::field::if_none_match];
+        if (!inm.empty() && etag_matches(std::string_view(inm.data(), inm.size()), etag)) {
+            response not_modified = ex.make_response(http::status::not_modified);
+            not_modified.base() = res.base();
+            not_modified.result(http::status::not_modified);
+            co_await ex.send(not_modified);
+            co_return;
+        }
+    }
+    if (live && !view.reached_closed_tail()) res.set(hdr::stream_cursor, live_cursor(p));
+    if (rep == representation::json_array) {
+        res.body() = render_json_array(view.data);
+        co_await ex.send(res);
+    } else {
+        co_await ex.send_slices(res, view.data);
+    }
+}
+
+boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, service::stream_view view) {
+    if (view.data.empty() && !view.reached_closed_tail()) {
+        const auto deadline = std::chrono::steady_clock::now() + p.long_poll_timeout;
+        co_await ex.service().wait(ex.target().key, view.incarnation, view.next, deadline);
+        // The stream must be the one the poll was opened against (extensions 2.4).
+        read_params again = p;
+        again.if_incarnation = view.incarnation;
+        const std::uint64_t waited_at = view.next;
+        view = co_await ex.service().read(make_read_request(
+            ex, again, protocol::read_start{protocol::read_start::kind::position, waited_at}));
+        if (view.refusal) {
+            response res = render_read_refusal(ex, view);
+            co_await ex.send(res);
+            co_return;
+        }
+    }
+    if (!view.data.empty()) {
+        co_await send_data(ex, view, p, true);
+        co_return;
+    }
+    // Timeout, or a closed stream at its tail: 204 (base protocol 5.7).
+    response res = ex.make_response(http::status::no_content);
+    res.set(http::field::cache_control, "no-store");
+    add_stream_position_headers(res, view);
+    if (!view.reached_closed_tail()) res.set(hdr::stream_cursor, live_cursor(p));
+    co_await ex.send(res);
+}
+
+}  // namespace
+
+boost::asio::awaitable<void> handle_read(exchange& ex) {
+    auto params = parse_read_params(ex);
+    if (!params) {
+        response res = ex.make_error(params.err());
+        co_await ex.send(res);
+        co_return;
+    }
+    if (params->live == read_params::live_mode::sse) {
+        co_await handle_sse(ex);
+        co_return;
+    }
+    service::stream_view view =
+        co_await ex.service().read(make_read_request(ex, *params, params->start));
+    if (view.refusal) {
+        response res = render_read_refusal(ex, view);
+        co_await ex.send(res);
+        co_return;
+    }
+    if (params->live == read_params::live_mode::long_poll) {
+        co_await long_poll(ex, *params, std::move(view));
+    } else {
+        co_await send_data(ex, view, *params, false);
+    }
+}
+
+}  // namespace dstream::edge

@@ -1,0 +1,102 @@
+#include "edge/handlers.h"
+#include "edge/headers.h"
+#include "edge/read_common.h"
+#include "protocol/content_type.h"
+#include "protocol/sse.h"
+
+namespace dstream::edge {
+namespace {
+
+// One data event for `view`'s bytes in the surface's representation.
+void append_data_event(std::string& out, const service::stream_view& view, representation rep,
+                       bool base64) {
+    if (rep == representation::json_array) {
+        protocol::append_sse_event(out, "data", render_json_array(view.data));
+        return;
+    }
+    std::string payload;
+    for (const auto& s : view.data) {
+        if (base64) continue;
+        payload.append(s.data, s.size);
+    }
+    if (base64) {
+        std::string joined;
+        for (const auto& s : view.data) joined.append(s.data, s.size);
+        protocol::append_base64(payload, joined);
+    }
+    protocol::append_sse_event(out, "data", payload);
+}
+
+}  // namespace
+
+boost::asio::awaitable<void> handle_sse(exchange& ex) {
+    auto params = parse_read_params(ex);
+    if (!params) {
+        response res = ex.make_error(params.err());
+        co_await ex.send(res);
+        co_return;
+    }
+    service::stream_view view =
+        co_await ex.service().read(make_read_request(ex, *params, params->start));
+    if (view.refusal) {
+        response res = ex.make_error(*view.refusal);
+        if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
+        co_await ex.send(res);
+        co_return;
+    }
+    const representation rep = representation_for(view, ex.target().where);
+    const bool base64 = rep == representation::bytes && !protocol::is_text_for_sse(view.content_type);
+    const std::uint64_t incarnation = view.incarnation;
+
+    response res = ex.make_response(http::status::ok);
+    res.set(http::field::content_type, "text/event-stream");
+    res.set(http::field::cache_control, "no-cache");
+    res.set(hdr::stream_incarnation, std::to_string(incarnation));
+    if (base64) {
+        res.set(hdr::stream_sse_data_encoding, "base64");
+        res.set(hdr::stream_data_content_type, view.content_type);
+    } else if (rep == representation::ndjson) {
+        res.set(hdr::stream_data_content_type, "application/x-ndjson");
+    }
+    co_await ex.begin_stream(res);
+
+    // The connection closes after a bounded lifetime so that CDNs can collapse
+    // readers (base protocol 10.2); the client reconnects from the last offset.
+    const auto end_of_life = std::chrono::steady_clock::now() + ex.options().sse_lifetime;
+    bool first = true;
+    while (true) {
+        std::string events;
+        if (!view.data.empty()) append_data_event(events, view, rep, base64);
+        if (!view.data.empty() || first || view.reached_closed_tail()) {
+            protocol::control_event control;
+            control.next_offset = view.next;
+            control.up_to_date = view.up_to_date();
+            control.closed = view.reached_closed_tail();
+            if (!control.closed) control.cursor = live_cursor(*params);
+            events += "event: control\ndata:" + protocol::render_control_event(control) + "\n\n";
+        }
+        first = false;
+        if (!events.empty() && !co_await ex.send_chunk(events)) co_return;
+        if (view.reached_closed_tail()) break;
+        if (view.up_to_date()) {
+            if (std::chrono::steady_clock::now() >= end_of_life) break;
+            co_await ex.service().wait(ex.target().key, incarnation, view.next, end_of_life);
+        }
+        read_params again = *params;
+        again.if_incarnation = incarnation;
+        const std::uint64_t from = view.next;
+        view = co_await ex.service().read(make_read_request(
+            ex, again, protocol::read_start{protocol::read_start::kind::position, from}));
+        if (view.refusal) {
+            // extensions 11: a live read that ends in error sends the error body as an event.
+            const response err = ex.make_error(*view.refusal);
+            std::string event;
+            protocol::append_sse_event(event, "error", err.body());
+            co_await ex.send_chunk(event);
+            break;
+        }
+    }
+    co_await ex.end_stream();
+}
+
+}  // namespace dstream::edge

@@ -1,0 +1,19 @@
+#pragma once
+// The route table's handlers: one per operation, each in its own file.
+#include <utility>
+#include <boost/asio/awaitable.hpp>
+
+#include "edge/exchange.h"
+
+namespace dstream::edge {
+
+boost::asio::awaitable<void> handle_create(exchange& ex);   // PUT {stream}
+boost::asio::awaitable<void> handle_append(exchange& ex);   // POST {stream}
+boost::asio::awaitable<void> handle_delete(exchange& ex);   // DELETE {stream}
+boost::asio::awaitable<void> handle_head(exchange& ex);     // HEAD {stream}
+boost::asio::awaitable<void> handle_read(exchange& ex);     // GET {stream}: catch-up, long-poll
+boost::asio::awaitable<void> handle_sse(exchange& ex);      // GET {stream}?live=sse
+boost::asio::awaitable<void> handle_options(exchange& ex);  // CORS preflight
+boost::asio::awaitable<void> handle_bucket(exchange& ex);   // PUT /{bucket_id}
+
+}  // namespace dstream::edge

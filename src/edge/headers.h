@@ -1,0 +1,67 @@
+#pragma once
+// Header names of the protocol and the parsers of request headers.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "edge/exchange.h"
+#include "state/command.h"
+
+namespace dstream::edge::hdr {
+
+inline constexpr char ursula_protocol[] = "Ursula-Protocol";
+inline constexpr char ursula_cluster_id[] = "Ursula-Cluster-Id";
+inline constexpr char ursula_max_request_bytes[] = "Ursula-Max-Request-Bytes";
+inline constexpr char cross_origin_resource_policy[] = "Cross-Origin-Resource-Policy";
+inline constexpr char stream_next_offset[] = "Stream-Next-Offset";
+inline constexpr char stream_offset[] = "Stream-Offset";
+inline constexpr char stream_up_to_date[] = "Stream-Up-To-Date";
+inline constexpr char stream_closed[] = "Stream-Closed";
+inline constexpr char stream_cursor[] = "Stream-Cursor";
+inline constexpr char stream_seq[] = "Stream-Seq";
+inline constexpr char stream_last_seq[] = "Stream-Last-Seq";
+inline constexpr char stream_ttl[] = "Stream-TTL";
+inline constexpr char stream_expires_at[] = "Stream-Expires-At";
+inline constexpr char stream_incarnation[] = "Stream-Incarnation";
+inline constexpr char stream_retained_offset[] = "Stream-Retained-Offset";
+inline constexpr char stream_forked_from[] = "Stream-Forked-From";
+inline constexpr char stream_sse_data_encoding[] = "Stream-SSE-Data-Encoding";
+inline constexpr char stream_data_content_type[] = "Stream-Data-Content-Type";
+inline constexpr char producer_id[] = "Producer-Id";
+inline constexpr char producer_epoch[] = "Producer-Epoch";
+inline constexpr char producer_seq[] = "Producer-Seq";
+inline constexpr char producer_expected_seq[] = "Producer-Expected-Seq";
+inline constexpr char producer_received_seq[] = "Producer-Received-Seq";
+
+inline constexpr char exposed_headers[] =
+    "Stream-Next-Offset, Stream-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, "
+    "Stream-TTL, Stream-Expires-At, Stream-Incarnation, Stream-Retained-Offset, Stream-Last-Seq, "
+    "Stream-SSE-Data-Encoding, Stream-Data-Content-Type, Producer-Epoch, Producer-Seq, "
+    "Producer-Expected-Seq, Producer-Received-Seq, Ursula-Protocol, Ursula-Cluster-Id, "
+    "Ursula-Max-Request-Bytes, ETag, Location, Content-Type";
+
+inline constexpr char allowed_request_headers[] =
+    "Content-Type, Stream-Seq, Stream-TTL, Stream-Expires-At, Stream-Closed, Stream-Incarnation, "
+    "Stream-Forked-From, Stream-Fork-Offset, Stream-Fork-Sub-Offset, Producer-Id, "
+    "Producer-Epoch, Producer-Seq, Producer-Digest, If-None-Match, Authorization";
+
+}  // namespace dstream::edge::hdr
+
+namespace dstream::edge {
+
+// The value of a header that may appear at most once; a repeat is a 400.
+result<std::optional<std::string_view>> single_header(const request& req, std::string_view name);
+
+// Stream-Closed counts only when it is exactly `true`, any case (base protocol 4.1).
+bool stream_closed_requested(const request& req);
+
+// Stream-Incarnation as a request precondition (extensions 2.4).
+result<std::optional<std::uint64_t>> incarnation_precondition(const request& req);
+
+// Producer-Id / -Epoch / -Seq: all three or none (base protocol 5.2.1).
+result<std::optional<state::producer_key>> producer_headers(const request& req);
+
+bool has_producer_headers(const request& req);
+
+}  // namespace dstream::edge

@@ -1,0 +1,43 @@
+#pragma once
+// What every read answer shares: the representation chosen by the URL
+// surface, the read parameters, and the headers describing the stream.
+#include <string>
+
+#include "edge/exchange.h"
+#include "service/stream_service.h"
+
+namespace dstream::edge {
+
+// How the stream's bytes are represented on this surface: a JSON stream is a
+// JSON array on /v1/stream (base protocol 9.1.5) and NDJSON on the bucketed
+// surface (extensions 9.4); every other stream is its bytes.
+enum class representation { bytes, json_array, ndjson };
+representation representation_for(const service::stream_view& view, surface where);
+std::string read_content_type(const service::stream_view& view, representation rep);
+
+// "[m1,m2]" from stored message text "m1\nm2\n".
+std::string render_json_array(const std::vector<storage::byte_slice>& slices);
+
+// The parsed parameters of a GET on a stream (base protocol 5.6-5.8, extensions 9).
+struct read_params {
+    enum class live_mode { none, long_poll, sse } live = live_mode::none;
+    protocol::read_start start;
+    bool offset_given = false;
+    std::optional<std::string> cursor;
+    std::chrono::milliseconds long_poll_timeout{1000};
+    std::uint64_t max_bytes = 0;  // already clamped to the cap
+    std::optional<std::uint64_t> if_incarnation;
+};
+result<read_params> parse_read_params(const exchange& ex);
+
+// The read request for the engine.
+service::read_request make_read_request(const exchange& ex, const read_params& p,
+                                        protocol::read_start start);
+
+// Stream-Incarnation, Stream-Next-Offset, Stream-Up-To-Date, Stream-Closed.
+void add_stream_position_headers(response& res, const service::stream_view& view);
+
+// A fresh Stream-Cursor for a live answer.
+std::string live_cursor(const read_params& p);
+
+}  // namespace dstream::edge

@@ -1,0 +1,138 @@
+#include "edge/server.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <spdlog/spdlog.h>
+
+#include "edge/dispatch.h"
+
+namespace dstream::edge {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+
+// Answers a request that never reached a route: a parse failure or a body
+// over the limit (extensions 10: 413 decided before reading the body).
+asio::awaitable<void> send_early_error(beast::tcp_stream& stream, const edge_options& options,
+                                       protocol::error_code code, std::string_view message) {
+    request req;
+    req.version(11);
+    exchange ex(stream, req, route{}, query_params{}, nullptr, options);
+    ex.close_after();
+    response res = ex.make_error(make_error(code, std::string(message)));
+    if (code == protocol::error_code::request_too_large) {
+        res.set("Ursula-Max-Request-Bytes", std::to_string(options.max_request_bytes));
+    }
+    boost::system::error_code ec;
+    res.prepare_payload();
+    co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+}  // namespace
+
+server::server(asio::io_context& io, service::stream_service& service, edge_options options)
+    : _io(io), _service(service), _options(std::move(options)), _acceptor(io) {}
+
+void server::listen(const std::string& host, std::uint16_t port) {
+    const tcp::endpoint endpoint(asio::ip::make_address(host), port);
+    _acceptor.open(endpoint.protocol());
+    _acceptor.set_option(asio::socket_base::reuse_address(true));
+    _acceptor.bind(endpoint);
+    _acceptor.listen(asio::socket_base::max_listen_connections);
+    asio::co_spawn(_io, accept_loop(), asio::detached);
+}
+
+std::uint16_t server::port() const { return _acceptor.local_endpoint().port(); }
+
+void server::stop() {
+    boost::system::error_code ec;
+    _acceptor.close(ec);
+}
+
+asio::awaitable<void> server::accept_loop() {
+    while (_acceptor.is_open()) {
+        boost::system::error_code ec;
+        tcp::socket socket = co_await _acceptor.async_accept(
+            asio::make_strand(_io), asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            if (ec == asio::error::operation_aborted) co_return;
+            spdlog::warn("accept failed: {}", ec.message());
+            continue;
+        }
+        socket.set_option(tcp::no_delay(true), ec);
+        auto executor = socket.get_executor();
+        asio::co_spawn(executor, serve_connection(std::move(socket)), asio::detached);
+    }
+}
+
+asio::awaitable<void> server::serve_connection(tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    beast::flat_buffer buffer;
+    try {
+        while (true) {
+            http::request_parser<http::string_body> parser;
+            parser.header_limit(64 * 1024);
+            parser.body_limit(_options.max_request_bytes);
+            boost::system::error_code ec;
+
+            stream.expires_after(_options.idle_timeout);
+            co_await http::async_read_header(stream, buffer, parser,
+                                             asio::redirect_error(asio::use_awaitable, ec));
+            if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+                ec == beast::error::timeout || ec == asio::error::connection_reset) {
+                break;
+            }
+            if (ec) {
+                co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
+                                          "malformed HTTP request");
+                break;
+            }
+            const auto& head = parser.get();
+            if (const auto length = parser.content_length();
+                length && *length > _options.max_request_bytes) {
+                co_await send_early_error(stream, _options, protocol::error_code::request_too_large,
+                                          "request body exceeds the server's limit");
+                break;
+            }
+            if (beast::iequals(head[http::field::expect], "100-continue")) {
+                http::response<http::empty_body> cont{http::status::continue_, head.version()};
+                co_await http::async_write(stream, cont, asio::use_awaitable);
+            }
+            stream.expires_after(_options.body_timeout);
+            co_await http::async_read(stream, buffer, parser,
+                                      asio::redirect_error(asio::use_awaitable, ec));
+            if (ec == http::error::body_limit) {
+                co_await send_early_error(stream, _options, protocol::error_code::request_too_large,
+                                          "request body exceeds the server's limit");
+                break;
+            }
+            if (ec) {
+                if (ec != beast::error::timeout && ec != asio::error::eof &&
+                    ec != http::error::partial_message) {
+                    co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
+                                              "malformed HTTP request body");
+                }
+                break;
+            }
+            stream.expires_never();
+            request req = parser.release();
+            const bool keep_alive = req.keep_alive();
+            const bool closing = co_await dispatch(stream, req, _service, _options);
+            if (!keep_alive || closing) break;
+        }
+    } catch (const boost::system::system_error& e) {
+        // The peer went away mid-answer: nothing more to do for this connection.
+        spdlog::debug("connection ended: {}", e.what());
+    }
+    boost::system::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+}  // namespace dstream::edge

@@ -1,0 +1,47 @@
+#include "edge/write_answer.h"
+
+#include "edge/headers.h"
+#include "protocol/offset.h"
+
+namespace dstream::edge {
+
+void set_offset_header(response& res, std::string_view name, std::uint64_t offset) {
+    res.set(boost::beast::string_view(name.data(), name.size()), protocol::format_offset(offset));
+}
+
+namespace {
+
+void set_header(response& res, std::string_view name, std::string_view value) {
+    res.set(boost::beast::string_view(name.data(), name.size()),
+            boost::beast::string_view(value.data(), value.size()));
+}
+
+}  // namespace
+
+response render_refusal(const exchange& ex, const state::apply_result& r) {
+    response res = ex.make_error(*r.refusal);
+    if (r.incarnation) set_header(res, hdr::stream_incarnation, std::to_string(*r.incarnation));
+    switch (r.refusal->code) {
+        case protocol::error_code::stream_closed:
+            set_header(res, hdr::stream_closed, "true");
+            set_offset_header(res, hdr::stream_next_offset, r.next_offset);
+            break;
+        case protocol::error_code::stream_seq_conflict:
+            if (r.last_stream_seq) set_header(res, hdr::stream_last_seq, *r.last_stream_seq);
+            break;
+        default:
+            break;
+    }
+    if (r.producer_epoch) set_header(res, hdr::producer_epoch, std::to_string(*r.producer_epoch));
+    if (r.expected_seq) set_header(res, hdr::producer_expected_seq, std::to_string(*r.expected_seq));
+    if (r.received_seq) set_header(res, hdr::producer_received_seq, std::to_string(*r.received_seq));
+    return res;
+}
+
+void add_producer_answer(response& res, const state::apply_result& r) {
+    if (r.producer_epoch) set_header(res, hdr::producer_epoch, std::to_string(*r.producer_epoch));
+    if (r.producer_seq) set_header(res, hdr::producer_seq, std::to_string(*r.producer_seq));
+    set_offset_header(res, hdr::stream_offset, r.start_offset);
+}
+
+}  // namespace dstream::edge

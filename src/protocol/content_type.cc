@@ -1,0 +1,52 @@
+#include "protocol/content_type.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace dstream::protocol {
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+bool is_token_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string media_type_essence(std::string_view content_type) {
+    std::string_view essence = trim(content_type.substr(0, content_type.find(';')));
+    std::string out(essence);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+bool same_media_type(std::string_view a, std::string_view b) {
+    return media_type_essence(a) == media_type_essence(b);
+}
+
+bool is_json_media_type(std::string_view content_type) {
+    return media_type_essence(content_type) == "application/json";
+}
+
+bool is_text_for_sse(std::string_view content_type) {
+    const std::string essence = media_type_essence(content_type);
+    return essence.starts_with("text/") || essence == "application/json";
+}
+
+bool is_valid_content_type(std::string_view content_type) {
+    const std::string_view essence = trim(content_type.substr(0, content_type.find(';')));
+    const auto slash = essence.find('/');
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == essence.size()) return false;
+    return std::all_of(essence.begin(), essence.end(),
+                       [](char c) { return c == '/' || is_token_char(c); }) &&
+           essence.find('/', slash + 1) == std::string_view::npos;
+}
+
+}  // namespace dstream::protocol

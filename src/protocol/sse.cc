@@ -1,0 +1,55 @@
+#include "protocol/sse.h"
+
+#include "protocol/offset.h"
+
+namespace dstream::protocol {
+
+void append_sse_event(std::string& out, std::string_view name, std::string_view payload) {
+    out.append("event: ").append(name).append("\n");
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t brk = payload.find_first_of("\r\n", pos);
+        out.append("data:").append(payload.substr(pos, brk - pos)).append("\n");
+        if (brk == std::string_view::npos) break;
+        pos = brk + 1;
+        if (payload[brk] == '\r' && pos < payload.size() && payload[pos] == '\n') ++pos;
+        if (pos == payload.size()) break;  // a final line break ends the last line
+    }
+    out.append("\n");
+}
+
+std::string render_control_event(const control_event& c) {
+    std::string json = "{\"streamNextOffset\":\"" + format_offset(c.next_offset) + "\"";
+    if (c.cursor) json += ",\"streamCursor\":\"" + *c.cursor + "\"";
+    if (c.up_to_date) json += ",\"upToDate\":true";
+    if (c.closed) json += ",\"streamClosed\":true";
+    json += "}";
+    return json;
+}
+
+void append_base64(std::string& out, std::string_view bytes) {
+    static constexpr char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    out.reserve(out.size() + (bytes.size() + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const auto n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16 |
+                       static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8 |
+                       static_cast<unsigned char>(bytes[i + 2]);
+        out.push_back(alphabet[n >> 18 & 63]);
+        out.push_back(alphabet[n >> 12 & 63]);
+        out.push_back(alphabet[n >> 6 & 63]);
+        out.push_back(alphabet[n & 63]);
+    }
+    const std::size_t rest = bytes.size() - i;
+    if (rest > 0) {
+        std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+        if (rest == 2) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+        out.push_back(alphabet[n >> 18 & 63]);
+        out.push_back(alphabet[n >> 12 & 63]);
+        out.push_back(rest == 2 ? alphabet[n >> 6 & 63] : '=');
+        out.push_back('=');
+    }
+}
+
+}  // namespace dstream::protocol

@@ -1,0 +1,27 @@
+#pragma once
+// Server-Sent Events framing (base protocol 5.8, extensions 7, 9.5).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dstream::protocol {
+
+// Appends `event: <name>` and one `data:` line per line of `payload`. Every
+// CR, LF or CRLF in the payload starts a new data line, so stream bytes can
+// never end an event or inject a field.
+void append_sse_event(std::string& out, std::string_view name, std::string_view payload);
+
+// The JSON of a control event.
+struct control_event {
+    std::uint64_t next_offset = 0;
+    std::optional<std::string> cursor;
+    bool up_to_date = false;
+    bool closed = false;
+};
+std::string render_control_event(const control_event& c);
+
+// Standard base64 (RFC 4648) with padding.
+void append_base64(std::string& out, std::string_view bytes);
+
+}  // namespace dstream::protocol

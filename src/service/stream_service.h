@@ -1,0 +1,64 @@
+#pragma once
+// The seam between the HTTP edge and the stream engine: the edge sees only
+// these protocol-level operations, never groups, logs or storage.
+#include <utility>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/offset.h"
+#include "state/apply_result.h"
+#include "state/command.h"
+#include "storage/hot_bytes.h"
+
+namespace dstream::service {
+
+struct read_request {
+    std::string key;
+    protocol::read_start start;
+    std::uint64_t max_bytes = 0;  // 0 reads metadata only (HEAD)
+    // Stop at a message boundary (a JSON stream rendered as a JSON array).
+    bool whole_messages = false;
+    bool renews_ttl = true;  // HEAD does not renew a sliding TTL
+    std::optional<std::uint64_t> if_incarnation;
+};
+
+// A consistent view of one stream at one moment, and the bytes read from it.
+struct stream_view {
+    std::optional<error> refusal;
+    std::uint64_t incarnation = 0;
+    std::string content_type;
+    bool json = false;
+    protocol::expiry_config expiry;
+    bool stream_closed = false;
+    std::uint64_t tail = 0;
+    std::uint64_t start = 0;  // first offset returned
+    std::uint64_t next = 0;   // offset after the last byte returned
+    std::vector<storage::byte_slice> data;
+
+    bool up_to_date() const { return next == tail; }
+    // Stream-Closed belongs on a read that reaches the tail of a closed stream.
+    bool reached_closed_tail() const { return stream_closed && next == tail; }
+};
+
+class stream_service {
+public:
+    virtual ~stream_service() = default;
+
+    // Proposes a write (create, append, close, delete) and answers once it
+    // is durable and applied.
+    virtual boost::asio::awaitable<state::apply_result> write(state::command_body body) = 0;
+
+    virtual boost::asio::awaitable<stream_view> read(read_request request) = 0;
+
+    // Returns once the stream `key` of `incarnation` has bytes at or past
+    // `offset`, is closed, is gone or replaced, or at `deadline`.
+    virtual boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
+                                              std::uint64_t offset,
+                                              std::chrono::steady_clock::time_point deadline) = 0;
+};
+
+}  // namespace dstream::service

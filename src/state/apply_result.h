@@ -1,0 +1,47 @@
+#pragma once
+// What applying one command decided: a refusal or the typed answer of the
+// write. The edge renders it; the state machine never picks HTTP details.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "protocol/expiry.h"
+
+namespace dstream::state {
+
+enum class write_kind {
+    none,            // a command without a client answer (init, expiry)
+    created,         // 201
+    already_exists,  // 200, same configuration
+    appended,        // a new write
+    repeated,        // a producer write that had applied before
+    deleted,
+};
+
+struct apply_result {
+    std::optional<error> refusal;
+    write_kind kind = write_kind::none;
+    bool producer_write = false;
+
+    // The stream that answered; absent when there is none.
+    std::optional<std::uint64_t> incarnation;
+    std::string content_type;
+    protocol::expiry_config expiry;
+    std::uint64_t start_offset = 0;  // where the write's bytes start
+    std::uint64_t next_offset = 0;   // the write's end, or the tail
+    bool closed = false;
+
+    // Producer answer headers (base protocol 5.2.1).
+    std::optional<std::uint64_t> producer_epoch;
+    std::optional<std::uint64_t> producer_seq;
+    std::optional<std::uint64_t> expected_seq;
+    std::optional<std::uint64_t> received_seq;
+    // Stream-Last-Seq on a Stream-Seq conflict (extensions 5.8).
+    std::optional<std::string> last_stream_seq;
+    // Whether the tail moved or the stream closed, disappeared or was replaced:
+    // live readers of the stream must look again.
+    bool wakes_readers = false;
+};
+
+}  // namespace dstream::state

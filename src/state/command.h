@@ -1,0 +1,84 @@
+#pragma once
+// Commands of a group's state machine. Everything apply needs that is not in
+// the state (the time, random ids) travels inside the command, so that every
+// replica computes the same outcome. Commands have stable type codes and a
+// versioned binary encoding: the same bytes go to the local WAL and, later,
+// into Raft entries (see docs/disk-format.md).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "base/result.h"
+#include "protocol/expiry.h"
+
+namespace dstream::state {
+
+// Idempotent-producer headers of a write (base protocol 5.2.1).
+struct producer_key {
+    std::string id;
+    std::uint64_t epoch = 0;
+    std::uint64_t seq = 0;
+    bool operator==(const producer_key&) const = default;
+};
+
+// Draws the group's history id (extensions 2.4), once, at the group's creation.
+struct init_group {
+    std::uint64_t history_id = 0;
+};
+
+struct create_stream {
+    std::string key;
+    std::string content_type;
+    protocol::expiry_config expiry;
+    bool closed = false;
+    std::string body;  // already normalized for JSON streams
+    std::optional<std::uint64_t> if_incarnation;
+};
+
+struct append {
+    std::string key;
+    std::string content_type;  // empty when the request named none
+    std::string body;          // already normalized for JSON streams
+    bool close = false;
+    std::optional<std::string> stream_seq;
+    std::optional<producer_key> producer;
+    std::optional<std::uint64_t> if_incarnation;
+    // A content fault found before proposing (bad JSON, empty body, ...). For a
+    // producer write it is decided only after the producer rules (extensions
+    // 5.3, step 5), so a repeat still gets its receipt.
+    std::optional<error> content_fault;
+};
+
+struct delete_stream {
+    std::string key;
+    std::optional<std::uint64_t> if_incarnation;
+};
+
+// Proposed by the node that saw the stream's lifetime run out; applies only
+// to the incarnation it names, so a late expiry never removes a recreated stream.
+struct expire_stream {
+    std::string key;
+    std::uint64_t incarnation = 0;
+};
+
+using command_body = std::variant<init_group, create_stream, append, delete_stream, expire_stream>;
+
+struct command {
+    protocol::unix_ms now_ms = 0;  // the proposer's clock
+    command_body body;
+};
+
+// Stable type codes: never renumber, only add.
+enum class command_type : std::uint8_t {
+    init_group = 1,
+    create_stream = 2,
+    append = 3,
+    delete_stream = 4,
+    expire_stream = 5,
+};
+
+std::string encode_command(const command& cmd);
+result<command> decode_command(std::string_view bytes);
+
+}  // namespace dstream::state

@@ -1,0 +1,185 @@
+#include <cstring>
+
+#include "base/binary.h"
+#include "state/command.h"
+
+namespace dstream::state {
+namespace {
+
+constexpr std::uint8_t codec_version = 1;
+
+void put_optional_u64(binary_writer& w, const std::optional<std::uint64_t>& v) {
+    w.put_u8(v ? 1 : 0);
+    if (v) w.put_u64(*v);
+}
+
+bool get_optional_u64(binary_reader& r, std::optional<std::uint64_t>& v) {
+    std::uint8_t present = 0;
+    if (!r.get_u8(present)) return false;
+    if (present == 0) return true;
+    std::uint64_t value = 0;
+    if (!r.get_u64(value)) return false;
+    v = value;
+    return true;
+}
+
+void put_optional_i64(binary_writer& w, const std::optional<std::int64_t>& v) {
+    w.put_u8(v ? 1 : 0);
+    if (v) w.put_u64(static_cast<std::uint64_t>(*v));
+}
+
+bool get_optional_i64(binary_reader& r, std::optional<std::int64_t>& v) {
+    std::optional<std::uint64_t> raw;
+    if (!get_optional_u64(r, raw)) return false;
+    if (raw) v = static_cast<std::int64_t>(*raw);
+    return true;
+}
+
+struct encoder {
+    binary_writer& w;
+    void operator()(const init_group& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::init_group));
+        w.put_u64(c.history_id);
+    }
+    void operator()(const create_stream& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::create_stream));
+        w.put_string(c.key);
+        w.put_string(c.content_type);
+        put_optional_u64(w, c.expiry.ttl_seconds);
+        put_optional_i64(w, c.expiry.expires_at);
+        w.put_u8(c.closed ? 1 : 0);
+        w.put_string(c.body);
+        put_optional_u64(w, c.if_incarnation);
+    }
+    void operator()(const append& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::append));
+        w.put_string(c.key);
+        w.put_string(c.content_type);
+        w.put_string(c.body);
+        w.put_u8(c.close ? 1 : 0);
+        w.put_u8(c.stream_seq ? 1 : 0);
+        if (c.stream_seq) w.put_string(*c.stream_seq);
+        w.put_u8(c.producer ? 1 : 0);
+        if (c.producer) {
+            w.put_string(c.producer->id);
+            w.put_u64(c.producer->epoch);
+            w.put_u64(c.producer->seq);
+        }
+        put_optional_u64(w, c.if_incarnation);
+        w.put_u8(c.content_fault ? 1 : 0);
+        if (c.content_fault) {
+            w.put_u8(static_cast<std::uint8_t>(c.content_fault->code));
+            w.put_string(c.content_fault->message);
+        }
+    }
+    void operator()(const delete_stream& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::delete_stream));
+        w.put_string(c.key);
+        put_optional_u64(w, c.if_incarnation);
+    }
+    void operator()(const expire_stream& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::expire_stream));
+        w.put_string(c.key);
+        w.put_u64(c.incarnation);
+    }
+};
+
+bool get_bool(binary_reader& r, bool& out) {
+    std::uint8_t v = 0;
+    if (!r.get_u8(v) || v > 1) return false;
+    out = v == 1;
+    return true;
+}
+
+bool decode_body(binary_reader& r, command_body& body) {
+    std::uint8_t type = 0;
+    if (!r.get_u8(type)) return false;
+    switch (static_cast<command_type>(type)) {
+        case command_type::init_group: {
+            init_group c;
+            if (!r.get_u64(c.history_id)) return false;
+            body = std::move(c);
+            return true;
+        }
+        case command_type::create_stream: {
+            create_stream c;
+            if (!r.get_string(c.key) || !r.get_string(c.content_type) ||
+                !get_optional_u64(r, c.expiry.ttl_seconds) ||
+                !get_optional_i64(r, c.expiry.expires_at) || !get_bool(r, c.closed) ||
+                !r.get_string(c.body) || !get_optional_u64(r, c.if_incarnation)) {
+                return false;
+            }
+            body = std::move(c);
+            return true;
+        }
+        case command_type::append: {
+            append c;
+            bool has_seq = false;
+            bool has_producer = false;
+            bool has_fault = false;
+            if (!r.get_string(c.key) || !r.get_string(c.content_type) || !r.get_string(c.body) ||
+                !get_bool(r, c.close) || !get_bool(r, has_seq)) {
+                return false;
+            }
+            if (has_seq) {
+                c.stream_seq.emplace();
+                if (!r.get_string(*c.stream_seq)) return false;
+            }
+            if (!get_bool(r, has_producer)) return false;
+            if (has_producer) {
+                c.producer.emplace();
+                if (!r.get_string(c.producer->id) || !r.get_u64(c.producer->epoch) ||
+                    !r.get_u64(c.producer->seq)) {
+                    return false;
+                }
+            }
+            if (!get_optional_u64(r, c.if_incarnation) || !get_bool(r, has_fault)) return false;
+            if (has_fault) {
+                std::uint8_t code = 0;
+                c.content_fault.emplace();
+                if (!r.get_u8(code) || !r.get_string(c.content_fault->message)) return false;
+                c.content_fault->code = static_cast<protocol::error_code>(code);
+            }
+            body = std::move(c);
+            return true;
+        }
+        case command_type::delete_stream: {
+            delete_stream c;
+            if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation)) return false;
+            body = std::move(c);
+            return true;
+        }
+        case command_type::expire_stream: {
+            expire_stream c;
+            if (!r.get_string(c.key) || !r.get_u64(c.incarnation)) return false;
+            body = std::move(c);
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+std::string encode_command(const command& cmd) {
+    binary_writer w;
+    w.put_u8(codec_version);
+    w.put_u64(static_cast<std::uint64_t>(cmd.now_ms));
+    std::visit(encoder{w}, cmd.body);
+    return std::move(w).take();
+}
+
+result<command> decode_command(std::string_view bytes) {
+    binary_reader r(bytes);
+    std::uint8_t version = 0;
+    std::uint64_t now = 0;
+    command cmd;
+    if (!r.get_u8(version) || version != codec_version || !r.get_u64(now) ||
+        !decode_body(r, cmd.body) || !r.at_end()) {
+        return make_error(protocol::error_code::internal, "undecodable command record");
+    }
+    cmd.now_ms = static_cast<std::int64_t>(now);
+    return cmd;
+}
+
+}  // namespace dstream::state

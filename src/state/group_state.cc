@@ -1,0 +1,242 @@
+#include "state/group_state.h"
+
+#include "protocol/content_type.h"
+
+namespace dstream::state {
+namespace {
+
+using protocol::error_code;
+
+std::uint64_t mix64(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+apply_result refused(error_code code, std::string message) {
+    apply_result r;
+    r.refusal = make_error(code, std::move(message));
+    return r;
+}
+
+// Fills the fields every answer about an existing stream carries.
+void describe(apply_result& r, const stream& s) {
+    r.incarnation = s.incarnation;
+    r.content_type = s.content_type;
+    r.expiry = s.expiry;
+    r.next_offset = s.tail();
+    r.closed = s.closed;
+}
+
+apply_result incarnation_mismatch(const stream& s) {
+    apply_result r = refused(error_code::incarnation_mismatch,
+                             "Stream-Incarnation does not match the stream");
+    describe(r, s);
+    return r;
+}
+
+}  // namespace
+
+std::uint64_t incarnation_token(std::uint64_t history_id, protocol::unix_ms created_at_ms,
+                                std::uint64_t log_index) {
+    constexpr std::uint64_t low = std::uint64_t{1} << 52;
+    const std::uint64_t h =
+        mix64(history_id ^ mix64(static_cast<std::uint64_t>(created_at_ms) ^ mix64(log_index)));
+    return low | (h & (low - 1));
+}
+
+const stream* group_state::find(std::string_view key) const {
+    auto it = _streams.find(std::string(key));
+    return it == _streams.end() ? nullptr : it->second.get();
+}
+
+stream* group_state::find_mutable(std::string_view key) {
+    auto it = _streams.find(std::string(key));
+    return it == _streams.end() ? nullptr : it->second.get();
+}
+
+apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
+    return std::visit(
+        [&](const auto& body) -> apply_result {
+            using T = std::decay_t<decltype(body)>;
+            if constexpr (std::is_same_v<T, init_group>) {
+                return apply_init(body);
+            } else if constexpr (std::is_same_v<T, create_stream>) {
+                return apply_create(body, cmd.now_ms, log_index);
+            } else if constexpr (std::is_same_v<T, append>) {
+                return apply_append(body, cmd.now_ms);
+            } else if constexpr (std::is_same_v<T, delete_stream>) {
+                return apply_delete(body);
+            } else {
+                return apply_expire(body);
+            }
+        },
+        cmd.body);
+}
+
+apply_result group_state::apply_init(const init_group& c) {
+    // The history id is drawn once; a repeated init (two proposals racing at
+    // first start) keeps the first.
+    if (_history_id == 0) _history_id = c.history_id;
+    return {};
+}
+
+apply_result group_state::apply_create(const create_stream& c, protocol::unix_ms now,
+                                       std::uint64_t index) {
+    if (stream* existing = find_mutable(c.key)) {
+        if (c.if_incarnation && *c.if_incarnation != existing->incarnation) {
+            return incarnation_mismatch(*existing);
+        }
+        const bool same = protocol::same_media_type(existing->content_type, c.content_type) &&
+                          existing->expiry == c.expiry && existing->closed == c.closed;
+        if (!same) {
+            apply_result r = refused(error_code::stream_already_exists_conflict,
+                                     "stream exists with a different configuration");
+            describe(r, *existing);
+            return r;
+        }
+        apply_result r;
+        r.kind = write_kind::already_exists;
+        describe(r, *existing);
+        return r;
+    }
+    if (c.if_incarnation) {
+        return refused(error_code::incarnation_mismatch,
+                       "Stream-Incarnation names a stream that does not exist");
+    }
+    auto s = std::make_unique<stream>();
+    s->content_type = c.content_type;
+    s->json = protocol::is_json_media_type(c.content_type);
+    s->expiry = c.expiry;
+    s->created_at_ms = now;
+    s->last_write_ms = now;
+    s->incarnation = incarnation_token(_history_id, now, index);
+    s->bytes.append(c.body);
+    s->closed = c.closed;
+    apply_result r;
+    r.kind = write_kind::created;
+    r.wakes_readers = true;
+    describe(r, *s);
+    _streams.emplace(c.key, std::move(s));
+    return r;
+}
+
+apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
+    stream* s = find_mutable(c.key);
+    if (s == nullptr) return refused(error_code::stream_not_found, "stream not found");
+    if (c.if_incarnation && *c.if_incarnation != s->incarnation) return incarnation_mismatch(*s);
+
+    apply_result r;
+    describe(r, *s);
+    r.producer_write = c.producer.has_value();
+    const bool close_only = c.close && c.body.empty() && !c.content_fault;
+
+    // Producer rules come before the stream's closure and the content (extensions 5.3).
+    protocol::producer_record* record = nullptr;
+    if (c.producer) {
+        auto it = s->producers.find(c.producer->id);
+        record = it == s->producers.end() ? nullptr : &it->second;
+        const auto decision = protocol::evaluate_producer(record, c.producer->epoch, c.producer->seq);
+        switch (decision.verdict) {
+            case protocol::producer_verdict::apply:
+                break;
+            case protocol::producer_verdict::duplicate:
+                r.kind = write_kind::repeated;
+                r.producer_epoch = record->epoch;
+                r.producer_seq = record->last_seq;
+                if (c.producer->seq == record->last_seq) {
+                    r.start_offset = record->last_start;
+                    r.next_offset = record->last_end;
+                    r.closed = s->closed && record->last_end == s->tail();
+                }
+                return r;
+            case protocol::producer_verdict::stale_epoch:
+                r.refusal = make_error(error_code::producer_epoch_stale,
+                                       "producer epoch is older than the current one");
+                r.producer_epoch = record->epoch;
+                return r;
+            case protocol::producer_verdict::new_epoch_seq:
+                r.refusal = make_error(error_code::invalid_producer,
+                                       "a new producer epoch must start at Producer-Seq 0");
+                r.expected_seq = 0;
+                return r;
+            case protocol::producer_verdict::seq_gap:
+                r.refusal = make_error(error_code::producer_seq_conflict,
+                                       "Producer-Seq is not the next expected sequence number");
+                r.expected_seq = decision.expected_seq;
+                r.received_seq = c.producer->seq;
+                return r;
+        }
+    }
+
+    if (s->closed) {
+        if (close_only) {
+            r.kind = write_kind::appended;  // closing a closed stream is idempotent
+            return r;
+        }
+        r.refusal = make_error(error_code::stream_closed, "stream is closed");
+        return r;
+    }
+    if (c.content_fault) {
+        r.refusal = c.content_fault;
+        return r;
+    }
+    if (!c.body.empty() && !protocol::same_media_type(c.content_type, s->content_type)) {
+        r.refusal = make_error(error_code::content_type_mismatch,
+                               "Content-Type does not match the stream's content type");
+        return r;
+    }
+    if (c.stream_seq) {
+        if (s->last_stream_seq && *c.stream_seq <= *s->last_stream_seq) {
+            r.refusal = make_error(error_code::stream_seq_conflict,
+                                   "Stream-Seq is not greater than the last accepted one");
+            r.last_stream_seq = s->last_stream_seq;
+            return r;
+        }
+        s->last_stream_seq = c.stream_seq;
+    }
+
+    r.start_offset = s->tail();
+    s->bytes.append(c.body);
+    s->last_write_ms = now;
+    if (c.close) s->closed = true;
+    if (c.producer) {
+        protocol::producer_record& p = s->producers[c.producer->id];
+        p.epoch = c.producer->epoch;
+        p.last_seq = c.producer->seq;
+        p.last_start = r.start_offset;
+        p.last_end = s->tail();
+        r.producer_epoch = p.epoch;
+        r.producer_seq = p.last_seq;
+    }
+    r.kind = write_kind::appended;
+    r.next_offset = s->tail();
+    r.closed = s->closed;
+    r.wakes_readers = true;
+    return r;
+}
+
+apply_result group_state::apply_delete(const delete_stream& c) {
+    auto it = _streams.find(c.key);
+    if (it == _streams.end()) return refused(error_code::stream_not_found, "stream not found");
+    if (c.if_incarnation && *c.if_incarnation != it->second->incarnation) {
+        return incarnation_mismatch(*it->second);
+    }
+    _streams.erase(it);
+    apply_result r;
+    r.kind = write_kind::deleted;
+    r.wakes_readers = true;
+    return r;
+}
+
+apply_result group_state::apply_expire(const expire_stream& c) {
+    auto it = _streams.find(c.key);
+    if (it == _streams.end() || it->second->incarnation != c.incarnation) return {};
+    _streams.erase(it);
+    apply_result r;
+    r.wakes_readers = true;
+    return r;
+}
+
+}  // namespace dstream::state

@@ -1,0 +1,51 @@
+#pragma once
+// The deterministic state machine of one group: the streams that hash to it.
+// apply() reads no clock, draws no random number and does no I/O: the same
+// commands in the same order give the same state and the same answers on
+// every replica. It runs on the group's executor only.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "state/apply_result.h"
+#include "state/command.h"
+#include "state/stream.h"
+
+namespace dstream::state {
+
+class group_state {
+public:
+    // `log_index` is the command's position in the group's log; it makes
+    // incarnation tokens unique even for two creates in one millisecond.
+    apply_result apply(const command& cmd, std::uint64_t log_index);
+
+    const stream* find(std::string_view key) const;
+    std::uint64_t history_id() const { return _history_id; }
+    std::size_t stream_count() const { return _streams.size(); }
+    template <typename F>
+    void for_each_stream(F&& f) const {
+        for (const auto& [key, s] : _streams) f(key, *s);
+    }
+
+private:
+    apply_result apply_init(const init_group& c);
+    apply_result apply_create(const create_stream& c, protocol::unix_ms now, std::uint64_t index);
+    apply_result apply_append(const append& c, protocol::unix_ms now);
+    apply_result apply_delete(const delete_stream& c);
+    apply_result apply_expire(const expire_stream& c);
+
+    stream* find_mutable(std::string_view key);
+
+    std::uint64_t _history_id = 0;
+    // unique_ptr: stream addresses stay stable while the map rehashes.
+    std::unordered_map<std::string, std::unique_ptr<stream>> _streams;
+};
+
+// The token of a stream created at `created_at_ms` by the command at
+// `log_index` in a group with `history_id`: in [2^52, 2^53) (extensions 2.4).
+std::uint64_t incarnation_token(std::uint64_t history_id, protocol::unix_ms created_at_ms,
+                                std::uint64_t log_index);
+
+}  // namespace dstream::state

@@ -1,0 +1,33 @@
+#pragma once
+// One stream as the state machine holds it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "protocol/expiry.h"
+#include "protocol/producer.h"
+#include "state/command.h"
+#include "storage/hot_bytes.h"
+
+namespace dstream::state {
+
+struct stream {
+    std::string content_type;
+    bool json = false;  // application/json: stored as JSON message text
+    protocol::expiry_config expiry;
+    std::uint64_t incarnation = 0;
+    protocol::unix_ms created_at_ms = 0;
+    // Renewed by every applied write; the sliding TTL counts from the later of
+    // this and the node's last read (stream_access in the engine).
+    protocol::unix_ms last_write_ms = 0;
+    bool closed = false;
+    std::optional<std::string> last_stream_seq;
+    std::unordered_map<std::string, protocol::producer_record> producers;
+    storage::hot_bytes bytes;
+
+    std::uint64_t tail() const { return bytes.end_offset(); }
+    std::uint64_t first_offset() const { return bytes.begin_offset(); }
+};
+
+}  // namespace dstream::state

@@ -1,0 +1,66 @@
+#include "storage/hot_bytes.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace dstream::storage {
+namespace {
+
+// Small first blocks keep many small streams cheap; blocks double up to 1 MiB
+// so long streams have few blocks.
+constexpr std::size_t min_block = 1024;
+constexpr std::size_t max_block = 1 << 20;
+
+}  // namespace
+
+void hot_bytes::append(std::string_view bytes) {
+    while (!bytes.empty()) {
+        if (_blocks.empty() || _blocks.back().used == _blocks.back().capacity) {
+            const std::size_t previous = _blocks.empty() ? 0 : _blocks.back().capacity;
+            const std::size_t grown = std::clamp(previous * 2, min_block, max_block);
+            const std::size_t capacity = std::max(grown, std::min(bytes.size(), max_block));
+            block b;
+            b.data = std::shared_ptr<char[]>(new char[capacity]);
+            b.capacity = capacity;
+            b.first_offset = _end;
+            _blocks.push_back(std::move(b));
+            _capacity += capacity;
+        }
+        block& last = _blocks.back();
+        const std::size_t n = std::min(bytes.size(), last.capacity - last.used);
+        std::memcpy(last.data.get() + last.used, bytes.data(), n);
+        last.used += n;
+        _end += n;
+        bytes.remove_prefix(n);
+    }
+}
+
+std::size_t hot_bytes::find_block(std::uint64_t offset) const {
+    auto it = std::upper_bound(_blocks.begin(), _blocks.end(), offset,
+                               [](std::uint64_t o, const block& b) { return o < b.first_offset; });
+    assert(it != _blocks.begin());
+    return static_cast<std::size_t>(it - _blocks.begin()) - 1;
+}
+
+std::uint64_t hot_bytes::read(std::uint64_t from, std::uint64_t max,
+                              std::vector<byte_slice>& out) const {
+    assert(from >= _base && from <= _end);
+    const std::uint64_t stop = std::min(_end, from + std::min(max, _end - from));
+    if (from == stop) return from;
+    for (std::size_t i = find_block(from); i < _blocks.size() && from < stop; ++i) {
+        const block& b = _blocks[i];
+        const std::size_t start = from - b.first_offset;
+        const std::size_t n = std::min<std::uint64_t>(b.used - start, stop - from);
+        out.push_back(byte_slice{b.data, b.data.get() + start, n});
+        from += n;
+    }
+    return from;
+}
+
+char hot_bytes::byte_at(std::uint64_t offset) const {
+    const block& b = _blocks[find_block(offset)];
+    return b.data[offset - b.first_offset];
+}
+
+}  // namespace dstream::storage

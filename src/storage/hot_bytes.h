@@ -1,0 +1,56 @@
+#pragma once
+// The bytes of one stream held in memory, append-only. Bytes live in blocks
+// that are never reallocated, so a reader can keep a block alive (shared_ptr)
+// and send a slice of it from another thread while the owner appends past the
+// slice: written bytes never move or change.
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace dstream::storage {
+
+// A read-only view of stream bytes that keeps its block alive.
+struct byte_slice {
+    std::shared_ptr<const char[]> owner;
+    const char* data = nullptr;
+    std::size_t size = 0;
+    std::string_view view() const { return {data, size}; }
+};
+
+class hot_bytes {
+public:
+    // `base` is the offset of the first byte held (the stream's first offset).
+    explicit hot_bytes(std::uint64_t base = 0) : _base(base), _end(base) {}
+
+    std::uint64_t begin_offset() const { return _base; }
+    std::uint64_t end_offset() const { return _end; }
+
+    void append(std::string_view bytes);
+
+    // Appends to `out` slices covering [from, min(from + max, end)); returns the
+    // offset after the last byte covered. `from` must lie in [begin, end].
+    std::uint64_t read(std::uint64_t from, std::uint64_t max, std::vector<byte_slice>& out) const;
+
+    // The byte at `offset` (begin <= offset < end).
+    char byte_at(std::uint64_t offset) const;
+
+    // Bytes of memory held, for accounting.
+    std::size_t capacity_bytes() const { return _capacity; }
+
+private:
+    struct block {
+        std::shared_ptr<char[]> data;
+        std::size_t capacity = 0;
+        std::size_t used = 0;
+        std::uint64_t first_offset = 0;
+    };
+    std::size_t find_block(std::uint64_t offset) const;
+
+    std::uint64_t _base;
+    std::uint64_t _end;
+    std::size_t _capacity = 0;
+    std::vector<block> _blocks;
+};
+
+}  // namespace dstream::storage

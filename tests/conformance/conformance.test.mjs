@@ -1,0 +1,13 @@
+// Runs the upstream Durable Streams server conformance suite against the
+// server at $DSTREAM_URL (run.sh starts build/dstream and sets it).
+import { runConformanceTests } from "@durable-streams/server-conformance-tests";
+
+const baseUrl = process.env.DSTREAM_URL;
+if (!baseUrl) {
+    throw new Error(
+        "DSTREAM_URL is not set: start a server and set DSTREAM_URL=http://127.0.0.1:PORT, " +
+            "or run `bash tests/conformance/run.sh build/dstream memory`",
+    );
+}
+
+runConformanceTests({ baseUrl });
