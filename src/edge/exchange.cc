@@ -106,16 +106,16 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
 asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
     boost::system::error_code ec;
     _stream.expires_after(_options.body_timeout);
-    co_await asio::async_write(_stream, http::make_chunk(asio::const_buffer(data.data(), data.size())),
-                               asio::redirect_error(asio::use_awaitable, ec));
+    const auto chunk = http::make_chunk(asio::const_buffer(data.data(), data.size()));
+    co_await asio::async_write(_stream, chunk, asio::redirect_error(asio::use_awaitable, ec));
     _stream.expires_never();
     co_return !ec;
 }
 
 asio::awaitable<void> exchange::end_stream() {
     boost::system::error_code ec;
-    co_await asio::async_write(_stream, http::make_chunk_last(),
-                               asio::redirect_error(asio::use_awaitable, ec));
+    const auto last = http::make_chunk_last();
+    co_await asio::async_write(_stream, last, asio::redirect_error(asio::use_awaitable, ec));
 }
 
 }  // namespace dstream::edge

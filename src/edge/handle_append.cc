@@ -67,7 +67,8 @@ boost::asio::awaitable<void> handle_append(exchange& ex) {
         co_return;
     }
     const bool close_only = cmd->close && cmd->body.empty() && !cmd->content_fault;
-    const state::apply_result r = co_await ex.service().write(std::move(*cmd));
+    state::command_body body = std::move(*cmd);
+    const state::apply_result r = co_await ex.service().write(body);
     if (r.refusal) {
         response res = render_refusal(ex, r);
         co_await ex.send(res);

@@ -11,8 +11,8 @@ boost::asio::awaitable<void> handle_delete(exchange& ex) {
         co_await ex.send(res);
         co_return;
     }
-    const state::apply_result r =
-        co_await ex.service().write(state::delete_stream{ex.target().key, *incarnation});
+    state::command_body body = state::delete_stream{ex.target().key, *incarnation};
+    const state::apply_result r = co_await ex.service().write(body);
     if (r.refusal) {
         response res = render_refusal(ex, r);
         co_await ex.send(res);

@@ -17,7 +17,7 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
     request.start.where = protocol::read_start::kind::now;
     request.renews_ttl = false;  // base protocol 5.1: HEAD does not renew a sliding TTL
     request.if_incarnation = *incarnation;
-    const service::stream_view view = co_await ex.service().read(std::move(request));
+    const service::stream_view view = co_await ex.service().read(request);
     if (view.refusal) {
         response res = ex.make_error(*view.refusal);
         if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));

@@ -72,7 +72,7 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
     }
 }
 
-boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, service::stream_view view) {
+boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, service::stream_view& view) {
     if (view.data.empty() && !view.reached_closed_tail()) {
         const auto deadline = std::chrono::steady_clock::now() + p.long_poll_timeout;
         co_await ex.service().wait(ex.target().key, view.incarnation, view.next, deadline);
@@ -80,8 +80,9 @@ boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, servi
         read_params again = p;
         again.if_incarnation = view.incarnation;
         const std::uint64_t waited_at = view.next;
-        view = co_await ex.service().read(make_read_request(
-            ex, again, protocol::read_start{protocol::read_start::kind::position, waited_at}));
+        const service::read_request next = make_read_request(
+            ex, again, protocol::read_start{protocol::read_start::kind::position, waited_at});
+        view = co_await ex.service().read(next);
         if (view.refusal) {
             response res = render_read_refusal(ex, view);
             co_await ex.send(res);
@@ -113,15 +114,15 @@ boost::asio::awaitable<void> handle_read(exchange& ex) {
         co_await handle_sse(ex);
         co_return;
     }
-    service::stream_view view =
-        co_await ex.service().read(make_read_request(ex, *params, params->start));
+    const service::read_request first = make_read_request(ex, *params, params->start);
+    service::stream_view view = co_await ex.service().read(first);
     if (view.refusal) {
         response res = render_read_refusal(ex, view);
         co_await ex.send(res);
         co_return;
     }
     if (params->live == read_params::live_mode::long_poll) {
-        co_await long_poll(ex, *params, std::move(view));
+        co_await long_poll(ex, *params, view);
     } else {
         co_await send_data(ex, view, *params, false);
     }

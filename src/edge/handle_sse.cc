@@ -36,8 +36,8 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         co_await ex.send(res);
         co_return;
     }
-    service::stream_view view =
-        co_await ex.service().read(make_read_request(ex, *params, params->start));
+    const service::read_request initial = make_read_request(ex, *params, params->start);
+    service::stream_view view = co_await ex.service().read(initial);
     if (view.refusal) {
         response res = ex.make_error(*view.refusal);
         if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
@@ -85,8 +85,9 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         read_params again = *params;
         again.if_incarnation = incarnation;
         const std::uint64_t from = view.next;
-        view = co_await ex.service().read(make_read_request(
-            ex, again, protocol::read_start{protocol::read_start::kind::position, from}));
+        const service::read_request next = make_read_request(
+            ex, again, protocol::read_start{protocol::read_start::kind::position, from});
+        view = co_await ex.service().read(next);
         if (view.refusal) {
             // extensions 11: a live read that ends in error sends the error body as an event.
             const response err = ex.make_error(*view.refusal);

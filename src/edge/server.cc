@@ -68,12 +68,14 @@ asio::awaitable<void> server::accept_loop() {
         }
         socket.set_option(tcp::no_delay(true), ec);
         auto executor = socket.get_executor();
-        asio::co_spawn(executor, serve_connection(std::move(socket)), asio::detached);
+        auto* owned = new tcp::socket(std::move(socket));
+        asio::co_spawn(executor, serve_connection(owned), asio::detached);
     }
 }
 
-asio::awaitable<void> server::serve_connection(tcp::socket socket) {
-    beast::tcp_stream stream(std::move(socket));
+asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
+    beast::tcp_stream stream(std::move(*socket));
+    delete socket;
     beast::flat_buffer buffer;
     try {
         while (true) {

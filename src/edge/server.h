@@ -23,7 +23,8 @@ public:
 
 private:
     boost::asio::awaitable<void> accept_loop();
-    boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket);
+    // Takes ownership of `socket` (a raw pointer: see runtime/async_slot.h).
+    boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket* socket);
 
     boost::asio::io_context& _io;
     service::stream_service& _service;

@@ -1,10 +1,12 @@
 #include "service/engine.h"
 
-#include "runtime/run_on.h"
+#include "runtime/async_slot.h"
 #include "service/group.h"
 
 namespace dstream::service {
 namespace {
+
+namespace asio = boost::asio;
 
 std::string_view key_of_body(const state::command_body& body) {
     return std::visit(
@@ -28,12 +30,34 @@ std::uint64_t stable_hash(std::string_view key) {
     return h;
 }
 
+void post_proposal(group& g, state::command_body body,
+                   std::shared_ptr<runtime::async_slot<state::apply_result>> slot) {
+    asio::post(g.strand(), [&g, body = std::move(body), slot = std::move(slot)]() mutable {
+        g.propose(std::move(body), [slot](state::apply_result r) { slot->deliver(std::move(r)); });
+    });
+}
+
+void post_read(group& g, read_request request,
+               std::shared_ptr<runtime::async_slot<stream_view>> slot) {
+    asio::post(g.strand(), [&g, request = std::move(request), slot = std::move(slot)] {
+        slot->deliver(g.read(request));
+    });
+}
+
+void post_watch(group& g, std::string key, std::uint64_t incarnation, std::uint64_t offset,
+                std::shared_ptr<runtime::wake_signal> signal) {
+    asio::post(g.strand(), [&g, key = std::move(key), incarnation, offset,
+                            signal = std::move(signal)] {
+        if (!g.watch(key, incarnation, offset, signal)) signal->fire();
+    });
+}
+
 }  // namespace
 
-engine::engine(boost::asio::io_context& io, engine_options options) {
+engine::engine(asio::io_context& io, engine_options options) {
     _groups.reserve(options.group_count);
     for (std::size_t i = 0; i < options.group_count; ++i) {
-        auto g = std::make_unique<group>(boost::asio::make_strand(io));
+        auto g = std::make_unique<group>(asio::make_strand(io));
         g->attach_log(options.make_log(i, g->strand()));
         _groups.push_back(std::move(g));
     }
@@ -43,7 +67,7 @@ engine::~engine() = default;
 
 void engine::start() {
     for (auto& g : _groups) {
-        boost::asio::post(g->strand(), [g = g.get()] { g->start(); });
+        asio::post(g->strand(), [g = g.get()] { g->start(); });
     }
 }
 
@@ -51,37 +75,26 @@ group& engine::group_for(std::string_view key) {
     return *_groups[stable_hash(key) % _groups.size()];
 }
 
-boost::asio::awaitable<state::apply_result> engine::write(state::command_body body) {
-    group& g = group_for(key_of_body(body));
-    return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&,
-                                                   void(state::apply_result)>(
-        [&g, body = std::move(body)](auto handler) mutable {
-            boost::asio::post(g.strand(), [&g, body = std::move(body),
-                                           h = std::move(handler)]() mutable {
-                g.propose(std::move(body), [h = std::move(h)](state::apply_result r) mutable {
-                    runtime::complete_on_own_executor(std::move(h), std::move(r));
-                });
-            });
-        },
-        boost::asio::use_awaitable);
+asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
+    auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
+        co_await asio::this_coro::executor);
+    group& g = group_for(key_of_body(body));  // before `body` moves away
+    post_proposal(g, std::move(body), slot);
+    co_return co_await slot->take();
 }
 
-boost::asio::awaitable<stream_view> engine::read(read_request request) {
-    group& g = group_for(request.key);
-    return runtime::run_on(g.strand(), [&g, request = std::move(request)] { return g.read(request); });
+asio::awaitable<stream_view> engine::read(const read_request& request) {
+    auto slot = std::make_shared<runtime::async_slot<stream_view>>(co_await asio::this_coro::executor);
+    post_read(group_for(request.key), request, slot);
+    co_return co_await slot->take();
 }
 
-boost::asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarnation,
-                                          std::uint64_t offset,
-                                          std::chrono::steady_clock::time_point deadline) {
-    auto executor = co_await boost::asio::this_coro::executor;
-    auto signal = std::make_shared<runtime::wake_signal>(executor, deadline);
-    group& g = group_for(key);
-    const bool waiting = co_await runtime::run_on(
-        g.strand(), [&g, key, incarnation, offset, signal] {
-            return g.watch(key, incarnation, offset, signal);
-        });
-    if (waiting) co_await signal->wait();
+asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarnation,
+                                   std::uint64_t offset,
+                                   std::chrono::steady_clock::time_point deadline) {
+    auto signal = std::make_shared<runtime::wake_signal>(co_await asio::this_coro::executor, deadline);
+    post_watch(group_for(key), key, incarnation, offset, signal);
+    co_await signal->wait();
 }
 
 }  // namespace dstream::service

@@ -31,8 +31,8 @@ public:
     // Draws each new group's history id; run once before serving.
     void start();
 
-    boost::asio::awaitable<state::apply_result> write(state::command_body body) override;
-    boost::asio::awaitable<stream_view> read(read_request request) override;
+    boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;
+    boost::asio::awaitable<stream_view> read(const read_request& request) override;
     boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
                                       std::uint64_t offset,
                                       std::chrono::steady_clock::time_point deadline) override;

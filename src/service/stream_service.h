@@ -48,11 +48,14 @@ class stream_service {
 public:
     virtual ~stream_service() = default;
 
-    // Proposes a write (create, append, close, delete) and answers once it
-    // is durable and applied.
-    virtual boost::asio::awaitable<state::apply_result> write(state::command_body body) = 0;
+    // Coroutine arguments are references to the caller's named objects (see
+    // runtime/async_slot.h for the GCC 12 bug this avoids).
 
-    virtual boost::asio::awaitable<stream_view> read(read_request request) = 0;
+    // Proposes a write (create, append, close, delete), taking `body` by
+    // moving from it, and answers once it is durable and applied.
+    virtual boost::asio::awaitable<state::apply_result> write(state::command_body& body) = 0;
+
+    virtual boost::asio::awaitable<stream_view> read(const read_request& request) = 0;
 
     // Returns once the stream `key` of `incarnation` has bytes at or past
     // `offset`, is closed, is gone or replaced, or at `deadline`.
