@@ -112,8 +112,16 @@ if [[ ! -t 1 && -z "${FORCE_COLOR:-}" ]]; then
     export NO_COLOR=1
 fi
 
+# DSTREAM_CONFORMANCE_EXCLUDE: a regex of suite groups left out of this run
+# (the Fork groups until stream forks land, issue "Stream forks and soft delete").
+FILTER=()
+if [[ -n "${DSTREAM_CONFORMANCE_EXCLUDE:-}" ]]; then
+    echo "conformance: leaving out groups matching /${DSTREAM_CONFORMANCE_EXCLUDE}/"
+    FILTER=(--testNamePattern "^(?!${DSTREAM_CONFORMANCE_EXCLUDE})")
+fi
+
 set +e
-DSTREAM_URL="$URL" npx --no-install vitest run --config vitest.config.mjs
+DSTREAM_URL="$URL" npx --no-install vitest run --config vitest.config.mjs "${FILTER[@]}"
 status=$?
 set -e
 exit "$status"
