@@ -4,11 +4,16 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
+#include <chrono>
+#include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "cli/serve_options.h"
 #include "edge/server.h"
 #include "log/memory_log.h"
+#include "log/node_wal.h"
+#include "log/wal_group_log.h"
 #include "runtime/node_identity.h"
 #include "service/engine.h"
 
@@ -21,28 +26,50 @@ int run_serve(const cli::serve_options& opts) {
     const auto [host, port] = cli::split_listen(opts.listen);
 
     edge::edge_options edge_opts;
-    edge_opts.cluster_id = opts.memory ? runtime::generate_cluster_id()
-                                       : runtime::load_or_create_cluster_id(opts.data_dir);
-
     boost::asio::io_context io(static_cast<int>(opts.threads));
-    service::engine_options engine_opts;
-    engine_opts.group_count = opts.groups;
-    engine_opts.make_log = [](std::size_t, boost::asio::any_io_executor strand) {
-        return std::make_unique<log::memory_log>(std::move(strand));
-    };
-    service::engine engine(io, std::move(engine_opts));
-    engine.start();
+    std::unique_ptr<log::node_wal> wal;
+    std::optional<service::engine> engine;
 
-    edge::server server(io, engine, edge_opts);
+    if (opts.memory) {
+        edge_opts.cluster_id = runtime::generate_cluster_id();
+        engine.emplace(io, opts.groups);
+        engine->attach_logs([](std::size_t, boost::asio::any_io_executor strand) {
+            return std::make_unique<log::memory_log>(std::move(strand));
+        });
+    } else {
+        const std::filesystem::path dir(opts.data_dir);
+        const runtime::node_meta meta = runtime::load_or_create_node_meta(dir, opts.groups);
+        edge_opts.cluster_id = meta.cluster_id;
+        engine.emplace(io, meta.group_count);
+        wal = std::make_unique<log::node_wal>(log::wal_options{dir / "wal"});
+        const auto started = std::chrono::steady_clock::now();
+        std::vector<std::uint64_t> last_index(meta.group_count, 0);
+        const log::wal_recovery recovered =
+            wal->recover([&](std::uint32_t group, std::uint64_t index, std::string_view record) {
+                engine->replay(group, index, record);
+                last_index[group] = index;
+            });
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - started);
+        spdlog::info("recovered {} log records ({} bytes, {} segments) in {} ms{}", recovered.records,
+                     recovered.bytes, recovered.segments, took.count(),
+                     recovered.torn_tail_cut ? "; cut a torn tail" : "");
+        engine->attach_logs([&](std::size_t i, boost::asio::any_io_executor strand) {
+            return std::make_unique<log::wal_group_log>(*wal, static_cast<std::uint32_t>(i),
+                                                        std::move(strand), last_index[i]);
+        });
+        wal->start();
+    }
+    engine->start();
+
+    edge::server server(io, *engine, edge_opts);
     server.listen(host, port);
     if (opts.memory) {
         spdlog::warn("dstream listening on {}:{} in MEMORY mode: every stream is lost at exit",
                      host, server.port());
     } else {
-        spdlog::warn(
-            "dstream listening on {}:{} (data dir {}); the write-ahead log is not built yet: "
-            "streams are kept in memory only",
-            host, server.port(), opts.data_dir);
+        spdlog::info("dstream listening on {}:{}, durable, data dir {}", host, server.port(),
+                     opts.data_dir);
     }
     spdlog::info("cluster id {}, {} groups, {} threads", edge_opts.cluster_id, opts.groups,
                  opts.threads);
@@ -58,6 +85,7 @@ int run_serve(const cli::serve_options& opts) {
     for (unsigned i = 1; i < opts.threads; ++i) threads.emplace_back([&io] { io.run(); });
     io.run();
     for (auto& t : threads) t.join();
+    if (wal) wal->stop();
     spdlog::info("dstream stopped");
     return 0;
 }

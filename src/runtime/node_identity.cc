@@ -1,5 +1,8 @@
 #include "runtime/node_identity.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -24,27 +27,44 @@ bool is_valid_cluster_id(const std::string& id) {
            });
 }
 
-std::string load_or_create_cluster_id(const std::filesystem::path& data_dir) {
-    const auto file = data_dir / "cluster-id";
+node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::size_t group_count) {
+    const auto file = data_dir / "node.meta";
     if (std::ifstream in{file}; in) {
-        std::string id;
-        std::getline(in, id);
-        if (!is_valid_cluster_id(id)) {
-            throw std::runtime_error("invalid cluster id in " + file.string());
+        node_meta meta;
+        std::string key;
+        while (in >> key) {
+            if (key == "cluster_id") {
+                in >> meta.cluster_id;
+            } else if (key == "groups") {
+                in >> meta.group_count;
+            }
         }
-        return id;
+        if (!is_valid_cluster_id(meta.cluster_id) || meta.group_count == 0) {
+            throw std::runtime_error(file.string() + " is damaged");
+        }
+        if (meta.group_count != group_count) {
+            throw std::runtime_error("the data dir was created with --groups " +
+                                     std::to_string(meta.group_count) + ", not " +
+                                     std::to_string(group_count));
+        }
+        return meta;
     }
     std::filesystem::create_directories(data_dir);
-    const std::string id = generate_cluster_id();
-    const auto tmp = data_dir / "cluster-id.tmp";
+    node_meta meta{generate_cluster_id(), group_count};
+    const auto tmp = data_dir / "node.meta.tmp";
     {
         std::ofstream out{tmp, std::ios::trunc};
-        out << id << "\n";
+        out << "cluster_id " << meta.cluster_id << "\ngroups " << meta.group_count << "\n";
         out.flush();
         if (!out) throw std::runtime_error("cannot write " + tmp.string());
     }
+    // Durable before it is visible under its name.
+    if (const int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
     std::filesystem::rename(tmp, file);
-    return id;
+    return meta;
 }
 
 }  // namespace dstream::runtime

@@ -1,18 +1,27 @@
 #pragma once
-// The deployment's Ursula-Cluster-Id (extensions 10): generated at a node's
-// first start and kept in its data directory, so it survives restarts.
+// What a node keeps about itself in its data directory (`node.meta`): the
+// deployment's Ursula-Cluster-Id (extensions 10), generated at first start and
+// kept across restarts, and the number of groups its streams hash to, which
+// cannot change without moving every stream.
+#include <cstddef>
 #include <filesystem>
 #include <string>
 
 namespace dstream::runtime {
 
+struct node_meta {
+    std::string cluster_id;
+    std::size_t group_count = 0;
+};
+
 // A fresh id: "dstream-" and 16 random hex digits.
 std::string generate_cluster_id();
 
-// Reads `<data_dir>/cluster-id`, creating it on first start. Throws on I/O errors.
-std::string load_or_create_cluster_id(const std::filesystem::path& data_dir);
-
 // 1 to 64 characters from A-Z a-z 0-9 . _ -
 bool is_valid_cluster_id(const std::string& id);
+
+// Reads `<data_dir>/node.meta`, creating it on first start with `group_count`.
+// Throws when the file is damaged or names another group count.
+node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::size_t group_count);
 
 }  // namespace dstream::runtime

@@ -1,5 +1,7 @@
 #include "service/engine.h"
 
+#include <stdexcept>
+
 #include "runtime/async_slot.h"
 #include "service/group.h"
 
@@ -54,12 +56,25 @@ void post_watch(group& g, std::string key, std::uint64_t incarnation, std::uint6
 
 }  // namespace
 
-engine::engine(asio::io_context& io, engine_options options) {
-    _groups.reserve(options.group_count);
-    for (std::size_t i = 0; i < options.group_count; ++i) {
-        auto g = std::make_unique<group>(asio::make_strand(io));
-        g->attach_log(options.make_log(i, g->strand()));
-        _groups.push_back(std::move(g));
+engine::engine(asio::io_context& io, std::size_t group_count) {
+    _groups.reserve(group_count);
+    for (std::size_t i = 0; i < group_count; ++i) {
+        _groups.push_back(std::make_unique<group>(asio::make_strand(io)));
+    }
+}
+
+void engine::replay(std::size_t group, std::uint64_t index, std::string_view record) {
+    if (group >= _groups.size()) {
+        throw std::runtime_error("the log holds group " + std::to_string(group) + " but the node runs " +
+                                 std::to_string(_groups.size()) +
+                                 " groups: start it with the --groups it was created with");
+    }
+    _groups[group]->replay(index, record);
+}
+
+void engine::attach_logs(const log_factory& make_log) {
+    for (std::size_t i = 0; i < _groups.size(); ++i) {
+        _groups[i]->attach_log(make_log(i, _groups[i]->strand()));
     }
 }
 

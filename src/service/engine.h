@@ -15,20 +15,22 @@ namespace dstream::service {
 
 class group;
 
-struct engine_options {
-    std::size_t group_count = 16;
-    // Makes the command log of group `index` on its strand.
-    std::function<std::unique_ptr<log::command_log>(std::size_t index,
-                                                    boost::asio::any_io_executor strand)>
-        make_log;
-};
+// Makes the command log of group `index` on its strand.
+using log_factory = std::function<std::unique_ptr<log::command_log>(
+    std::size_t index, boost::asio::any_io_executor strand)>;
 
+// Start-up order: construct, replay() every recovered record, attach_logs(),
+// start(); then serve.
 class engine final : public stream_service {
 public:
-    engine(boost::asio::io_context& io, engine_options options);
+    engine(boost::asio::io_context& io, std::size_t group_count);
     ~engine() override;
 
-    // Draws each new group's history id; run once before serving.
+    std::size_t group_count() const { return _groups.size(); }
+    // Applies a recovered log record to its group (before start(), one thread).
+    void replay(std::size_t group, std::uint64_t index, std::string_view record);
+    void attach_logs(const log_factory& make_log);
+    // Draws each new group's history id and starts its timers.
     void start();
 
     boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;

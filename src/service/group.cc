@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
 
 #include "runtime/clock.h"
 
@@ -29,6 +30,15 @@ const std::string* key_of(const state::command_body& body) {
 void group::attach_log(std::unique_ptr<log::command_log> log) {
     _log = std::move(log);
     _log->on_durable([this](std::uint64_t index, status st) { on_durable(index, st); });
+}
+
+void group::replay(std::uint64_t index, std::string_view record) {
+    auto cmd = state::decode_command(record);
+    if (!cmd) {
+        throw std::runtime_error("undecodable command at index " + std::to_string(index) +
+                                 " of a group's log: " + cmd.err().message);
+    }
+    (void)_state.apply(*cmd, index);
 }
 
 void group::start() {

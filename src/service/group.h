@@ -28,6 +28,8 @@ public:
     void attach_log(std::unique_ptr<log::command_log> log);
     const group_strand& strand() const { return _strand; }
 
+    // Applies a recovered record (start-up, before any proposal).
+    void replay(std::uint64_t index, std::string_view record);
     void start();
     void propose(state::command_body body, write_done done);
     stream_view read(const read_request& request);

@@ -1,0 +1,242 @@
+#include "log/node_wal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <unordered_map>
+
+#include <spdlog/spdlog.h>
+
+#include "log/wal_format.h"
+
+namespace dstream::log {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string errno_text(const char* what, const fs::path& path) {
+    return std::string(what) + " " + path.string() + ": " + std::strerror(errno);
+}
+
+void fsync_dir(const fs::path& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0) throw std::runtime_error(errno_text("cannot open", dir));
+    const int rc = ::fsync(fd);
+    ::close(fd);
+    if (rc != 0) throw std::runtime_error(errno_text("cannot fsync", dir));
+}
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path.string());
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::vector<std::pair<std::uint64_t, fs::path>> list_segments(const fs::path& dir) {
+    std::vector<std::pair<std::uint64_t, fs::path>> out;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        const auto name = e.path().filename().string();
+        if (e.path().extension() != ".wal" || name.size() != 24) continue;
+        out.emplace_back(std::stoull(name.substr(0, 20)), e.path());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Whether any whole, valid record starts after `from`: then the damage at
+// `from` is not a torn tail but corruption in the middle of the log.
+bool valid_record_after(std::string_view data, std::size_t from) {
+    for (std::size_t at = from + 1; at + wal_record_header_bytes <= data.size(); ++at) {
+        wal_record r;
+        std::size_t used = 0;
+        if (decode_wal_record(data.substr(at), r, used) == wal_decode_status::ok) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+node_wal::node_wal(wal_options options) : _options(std::move(options)) {
+    fs::create_directories(_options.dir);
+}
+
+node_wal::~node_wal() {
+    stop();
+    if (_fd >= 0) ::close(_fd);
+}
+
+fs::path node_wal::segment_path(std::uint64_t first_sequence) const {
+    char name[32];
+    std::snprintf(name, sizeof name, "%020llu.wal", static_cast<unsigned long long>(first_sequence));
+    return _options.dir / name;
+}
+
+wal_recovery node_wal::recover(const record_visitor& visit) {
+    wal_recovery result;
+    const auto segments = list_segments(_options.dir);
+    std::unordered_map<std::uint32_t, std::uint64_t> last_index;
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+        const auto& [first, path] = segments[i];
+        const bool last_segment = i + 1 == segments.size();
+        const std::string data = read_file(path);
+        std::size_t at = 0;
+        if (data.size() < wal_magic.size() || std::string_view(data).substr(0, wal_magic.size()) != wal_magic) {
+            if (last_segment && data.size() < wal_magic.size() && wal_magic.starts_with(data)) {
+                // Crashed while creating the segment: nothing was written to it.
+                fs::remove(path);
+                result.torn_tail_cut = true;
+                break;
+            }
+            throw wal_corruption("WAL segment " + path.string() + " has a bad header at offset 0");
+        }
+        at = wal_magic.size();
+        std::uint64_t sequence = first;
+        while (at < data.size()) {
+            wal_record record;
+            std::size_t used = 0;
+            const auto st = decode_wal_record(std::string_view(data).substr(at), record, used);
+            if (st != wal_decode_status::ok) {
+                if (!last_segment || valid_record_after(data, at)) {
+                    throw wal_corruption("WAL corruption in " + path.string() + " at offset " +
+                                         std::to_string(at) +
+                                         ": the record there is damaged and valid records follow it");
+                }
+                spdlog::warn("WAL {}: cutting a torn tail of {} bytes at offset {}", path.string(),
+                             data.size() - at, at);
+                if (::truncate(path.c_str(), static_cast<off_t>(at)) != 0) {
+                    throw std::runtime_error(errno_text("cannot truncate", path));
+                }
+                result.torn_tail_cut = true;
+                break;
+            }
+            auto& previous = last_index[record.group];
+            if (record.index <= previous) {
+                throw wal_corruption("WAL corruption in " + path.string() + " at offset " +
+                                     std::to_string(at) + ": group " + std::to_string(record.group) +
+                                     " index " + std::to_string(record.index) + " does not increase");
+            }
+            previous = record.index;
+            visit(record.group, record.index, record.payload);
+            ++result.records;
+            result.bytes += used;
+            ++sequence;
+            at += used;
+        }
+        ++result.segments;
+        _next_sequence = sequence;
+    }
+    return result;
+}
+
+void node_wal::open_segment(std::uint64_t first_sequence) {
+    if (_fd >= 0) ::close(_fd);
+    const fs::path path = segment_path(first_sequence);
+    _fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (_fd < 0) throw std::runtime_error(errno_text("cannot open", path));
+    struct stat st {};
+    ::fstat(_fd, &st);
+    _segment_size = static_cast<std::uint64_t>(st.st_size);
+    if (_segment_size == 0) {
+        if (::write(_fd, wal_magic.data(), wal_magic.size()) != static_cast<ssize_t>(wal_magic.size()) ||
+            ::fdatasync(_fd) != 0) {
+            throw std::runtime_error(errno_text("cannot initialise", path));
+        }
+        _segment_size = wal_magic.size();
+        fsync_dir(_options.dir);
+    }
+}
+
+void node_wal::start() {
+    // Append to the newest segment, or begin one.
+    const auto segments = list_segments(_options.dir);
+    open_segment(segments.empty() ? _next_sequence : segments.back().first);
+    _writer = std::thread([this] { writer_loop(); });
+}
+
+void node_wal::stop() {
+    {
+        std::lock_guard lock(_mutex);
+        if (_stopping) return;
+        _stopping = true;
+    }
+    _wake.notify_all();
+    if (_writer.joinable()) _writer.join();
+}
+
+void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink) {
+    {
+        std::lock_guard lock(_mutex);
+        _queue.push_back(entry{group, index, std::move(payload), sink});
+    }
+    _wake.notify_one();
+}
+
+status node_wal::write_batch(const std::string& bytes) {
+    const std::uint64_t before = _segment_size;
+    std::size_t done = 0;
+    int failure = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(_fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            failure = errno;
+            break;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (failure == 0 && ::fdatasync(_fd) != 0) failure = errno;
+    if (failure == 0) {
+        _segment_size += bytes.size();
+        return ok_status();
+    }
+    // Nothing of a failed batch may stay in the log: a later batch would
+    // follow it and recovery would take the damage for corruption.
+    if (::ftruncate(_fd, static_cast<off_t>(before)) != 0 || ::fdatasync(_fd) != 0) {
+        spdlog::critical("WAL: cannot cut a failed write back ({}); stopping", std::strerror(errno));
+        std::abort();
+    }
+    spdlog::error("WAL write failed: {}", std::strerror(failure));
+    return make_error(protocol::error_code::wal_disk_pressure,
+                      "the server cannot persist writes right now");
+}
+
+void node_wal::writer_loop() {
+    std::vector<entry> batch;
+    std::string buffer;
+    while (true) {
+        {
+            std::unique_lock lock(_mutex);
+            _wake.wait(lock, [this] { return !_queue.empty() || _stopping; });
+            if (_queue.empty()) return;
+            batch.swap(_queue);
+        }
+        buffer.clear();
+        for (const auto& e : batch) append_wal_record(buffer, e.group, e.index, e.payload);
+        if (_segment_size > wal_magic.size() && _segment_size + buffer.size() > _options.segment_bytes) {
+            open_segment(_next_sequence);
+        }
+        const status st = write_batch(buffer);
+        if (st) _next_sequence += batch.size();
+
+        // One notification per sink: the highest index it had in the batch.
+        std::vector<std::pair<wal_sink*, std::uint64_t>> highest;
+        for (const auto& e : batch) {
+            auto it = std::find_if(highest.begin(), highest.end(),
+                                   [&](const auto& h) { return h.first == e.sink; });
+            if (it == highest.end()) {
+                highest.emplace_back(e.sink, e.index);
+            } else {
+                it->second = e.index;
+            }
+        }
+        for (const auto& [sink, index] : highest) sink->on_written(index, st);
+        batch.clear();
+    }
+}
+
+}  // namespace dstream::log

@@ -1,0 +1,93 @@
+#pragma once
+// The node's write-ahead log: one sequence of segment files shared by every
+// group on the node, so that one fdatasync covers the writes of all groups
+// and connections that arrived while the previous one ran (group commit).
+//
+// Threads: submit() from any group strand; one writer thread does the I/O;
+// results go back through wal_sink::on_written (called on the writer thread).
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/result.h"
+
+namespace dstream::log {
+
+// Receives the outcome of submitted records, in submission order per sink.
+class wal_sink {
+public:
+    virtual ~wal_sink() = default;
+    // Every record of this sink up to `index` is durable (or failed with `st`).
+    virtual void on_written(std::uint64_t index, const status& st) = 0;
+};
+
+// Start-up refuses a log it cannot trust; the message names file and offset.
+class wal_corruption : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct wal_options {
+    std::filesystem::path dir;
+    std::uint64_t segment_bytes = 64u << 20;
+};
+
+struct wal_recovery {
+    std::uint64_t records = 0;
+    std::uint64_t bytes = 0;
+    std::size_t segments = 0;
+    bool torn_tail_cut = false;
+};
+
+class node_wal {
+public:
+    explicit node_wal(wal_options options);
+    ~node_wal();
+    node_wal(const node_wal&) = delete;
+    node_wal& operator=(const node_wal&) = delete;
+
+    // Visits every record in log order; cuts a torn tail; throws
+    // wal_corruption on any other damage. Call once, before start().
+    using record_visitor =
+        std::function<void(std::uint32_t group, std::uint64_t index, std::string_view payload)>;
+    wal_recovery recover(const record_visitor& visit);
+
+    void start();
+    // Flushes what was submitted and stops the writer thread.
+    void stop();
+
+    void submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink);
+
+private:
+    struct entry {
+        std::uint32_t group;
+        std::uint64_t index;
+        std::string payload;
+        wal_sink* sink;
+    };
+
+    void writer_loop();
+    status write_batch(const std::string& bytes);
+    void open_segment(std::uint64_t first_sequence);
+    std::filesystem::path segment_path(std::uint64_t first_sequence) const;
+
+    wal_options _options;
+    int _fd = -1;
+    std::uint64_t _segment_size = 0;
+    std::uint64_t _next_sequence = 1;  // records written since the log began
+
+    std::mutex _mutex;
+    std::condition_variable _wake;
+    std::vector<entry> _queue;
+    bool _stopping = false;
+    std::thread _writer;
+};
+
+}  // namespace dstream::log

@@ -1,0 +1,58 @@
+#include "log/wal_format.h"
+
+#include <zlib.h>
+
+#include <cstring>
+
+namespace dstream::log {
+namespace {
+
+void put_le(std::string& out, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+std::uint64_t get_le(std::string_view in, std::size_t at, int bytes) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) {
+        v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+    }
+    return v;
+}
+
+std::uint32_t checksum(std::string_view covered) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    // zlib takes uInt lengths; payloads are bounded far below 4 GiB.
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(covered.data()),
+                static_cast<uInt>(covered.size()));
+    return static_cast<std::uint32_t>(crc);
+}
+
+}  // namespace
+
+void append_wal_record(std::string& out, std::uint32_t group, std::uint64_t index,
+                       std::string_view payload) {
+    const std::size_t start = out.size();
+    put_le(out, payload.size(), 4);
+    put_le(out, 0, 4);  // checksum, filled below
+    put_le(out, group, 4);
+    put_le(out, index, 8);
+    out.append(payload);
+    const std::uint32_t crc = checksum(std::string_view(out).substr(start + 8));
+    for (int i = 0; i < 4; ++i) out[start + 4 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+}
+
+wal_decode_status decode_wal_record(std::string_view in, wal_record& record, std::size_t& consumed) {
+    if (in.size() < wal_record_header_bytes) return wal_decode_status::truncated;
+    const auto length = static_cast<std::uint32_t>(get_le(in, 0, 4));
+    if (length > wal_max_payload_bytes) return wal_decode_status::corrupt;
+    if (in.size() < wal_record_header_bytes + length) return wal_decode_status::truncated;
+    const auto crc = static_cast<std::uint32_t>(get_le(in, 4, 4));
+    if (checksum(in.substr(8, 12 + length)) != crc) return wal_decode_status::corrupt;
+    record.group = static_cast<std::uint32_t>(get_le(in, 8, 4));
+    record.index = get_le(in, 12, 8);
+    record.payload = in.substr(wal_record_header_bytes, length);
+    consumed = wal_record_header_bytes + length;
+    return wal_decode_status::ok;
+}
+
+}  // namespace dstream::log

@@ -1,0 +1,36 @@
+#pragma once
+// The byte format of write-ahead log segments (docs/disk-format.md).
+//
+// A segment starts with the 8-byte magic "DSTRWAL1". Then records:
+//   u32 payload_length | u32 crc32 | u32 group | u64 index | payload
+// little-endian; crc32 (zlib's CRC-32) covers group, index and payload.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dstream::log {
+
+inline constexpr std::string_view wal_magic = "DSTRWAL1";
+inline constexpr std::size_t wal_record_header_bytes = 20;
+// A record never exceeds this: the largest command is a 32 MiB body plus headers.
+inline constexpr std::uint32_t wal_max_payload_bytes = 64u << 20;
+
+struct wal_record {
+    std::uint32_t group = 0;
+    std::uint64_t index = 0;
+    std::string_view payload;
+};
+
+void append_wal_record(std::string& out, std::uint32_t group, std::uint64_t index,
+                       std::string_view payload);
+
+enum class wal_decode_status {
+    ok,
+    truncated,  // the bytes end inside the record
+    corrupt,    // a length out of bounds or a checksum mismatch
+};
+
+// Decodes the record at the start of `in`; on ok, `consumed` is its size.
+wal_decode_status decode_wal_record(std::string_view in, wal_record& record, std::size_t& consumed);
+
+}  // namespace dstream::log

@@ -1,0 +1,120 @@
+// Starts a dstream server for one test file.
+//
+//   const srv = await startServer();   // {url, host, port, stop(), log()}
+//   ...
+//   await srv.stop();
+//
+// The binary comes from env DSTREAM_BIN (ctest sets it to the built target).
+// The server listens on a free 127.0.0.1 port with a fresh temp --data-dir and
+// --memory; startServer() returns once it answers HTTP.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const s = net.createServer();
+        s.unref();
+        s.on('error', reject);
+        s.listen(0, '127.0.0.1', () => {
+            const { port } = s.address();
+            s.close(() => resolve(port));
+        });
+    });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function answers(url) {
+    try {
+        const res = await fetch(url + '/', { signal: AbortSignal.timeout(1000) });
+        await res.arrayBuffer();
+        return true;
+    } catch {
+        return false;
+    }
+}
+
+export function serverBinary() {
+    const bin = process.env.DSTREAM_BIN;
+    if (!bin) {
+        throw new Error('DSTREAM_BIN is not set: point it at the dstream binary (e.g. build/dstream)');
+    }
+    if (!existsSync(bin)) throw new Error(`DSTREAM_BIN=${bin} does not exist`);
+    return bin;
+}
+
+async function startOnce(bin, extraArgs) {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dstream-http-'));
+    const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--memory',
+                  '--log-level', 'warn', ...extraArgs];
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    const keep = (chunk) => {
+        log += chunk.toString();
+        if (log.length > 64 * 1024) log = log.slice(-32 * 1024);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    let exited = null;
+    const exitPromise = new Promise((resolve) => {
+        child.on('exit', (code, signal) => {
+            exited = { code, signal };
+            resolve(exited);
+        });
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const cleanupDir = () => rmSync(dir, { recursive: true, force: true });
+
+    const deadline = Date.now() + 10_000;
+    while (true) {
+        if (exited) {
+            cleanupDir();
+            return { failed: `server exited (${JSON.stringify(exited)}) before answering:\n${log}` };
+        }
+        if (await answers(url)) break;
+        if (Date.now() > deadline) {
+            child.kill('SIGKILL');
+            cleanupDir();
+            throw new Error(`server did not answer on ${url} within 10 s:\n${log}`);
+        }
+        await sleep(50);
+    }
+
+    let stopped = false;
+    return {
+        url,
+        host: '127.0.0.1',
+        port,
+        pid: child.pid,
+        log: () => log,
+        alive: () => exited === null,
+        async stop() {
+            if (stopped) return;
+            stopped = true;
+            if (exited === null) {
+                child.kill('SIGTERM');
+                const timer = setTimeout(() => { if (exited === null) child.kill('SIGKILL'); }, 5000);
+                await exitPromise;
+                clearTimeout(timer);
+            }
+            cleanupDir();
+        },
+    };
+}
+
+// Starts the server; retries on another port when the chosen one was taken
+// between probing and binding.
+export async function startServer({ extraArgs = [] } = {}) {
+    const bin = serverBinary();
+    let last = '';
+    for (let attempt = 0; attempt < 5; attempt++) {
+        const r = await startOnce(bin, extraArgs);
+        if (!r.failed) return r;
+        last = r.failed;
+    }
+    throw new Error(`could not start ${bin}: ${last}`);
+}
