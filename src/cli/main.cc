@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 #include <chrono>
 #include <filesystem>
@@ -14,6 +15,8 @@
 #include "log/memory_log.h"
 #include "log/node_wal.h"
 #include "log/wal_group_log.h"
+#include "storage/chunk_cache.h"
+#include "storage/local_dir_object_store.h"
 #include "runtime/node_identity.h"
 #include "service/engine.h"
 
@@ -21,18 +24,38 @@ namespace {
 
 using namespace dstream;
 
+// Chunk objects that no stream references (a crash between writing a chunk
+// and logging it, or between a delete and the removal of its chunks).
+void sweep_orphan_chunks(storage::object_store& store, const service::engine& engine) {
+    auto keys = store.list(std::string(service::chunk_key_prefix));
+    if (!keys) {
+        spdlog::warn("cannot list chunk objects; orphan sweep skipped");
+        return;
+    }
+    const auto referenced = engine.referenced_chunk_keys();
+    std::size_t removed = 0;
+    for (const auto& key : *keys) {
+        if (!referenced.contains(key) && store.remove(key)) ++removed;
+    }
+    spdlog::info("chunk store: {} objects referenced, {} orphans removed", referenced.size(), removed);
+}
+
 int run_serve(const cli::serve_options& opts) {
     spdlog::set_level(spdlog::level::from_str(opts.log_level));
     const auto [host, port] = cli::split_listen(opts.listen);
 
     edge::edge_options edge_opts;
     boost::asio::io_context io(static_cast<int>(opts.threads));
+    // Blocking object-store I/O runs here, never on the edge or a group.
+    boost::asio::thread_pool io_pool(2);
     std::unique_ptr<log::node_wal> wal;
+    std::unique_ptr<storage::local_dir_object_store> store;
+    storage::chunk_cache cache(opts.chunk_cache_bytes);
     std::optional<service::engine> engine;
 
     if (opts.memory) {
         edge_opts.cluster_id = runtime::generate_cluster_id();
-        engine.emplace(io, opts.groups);
+        engine.emplace(io, opts.groups, service::cold_tier{});
         engine->attach_logs([](std::size_t, boost::asio::any_io_executor strand) {
             return std::make_unique<log::memory_log>(std::move(strand));
         });
@@ -40,7 +63,13 @@ int run_serve(const cli::serve_options& opts) {
         const std::filesystem::path dir(opts.data_dir);
         const runtime::node_meta meta = runtime::load_or_create_node_meta(dir, opts.groups);
         edge_opts.cluster_id = meta.cluster_id;
-        engine.emplace(io, meta.group_count);
+        store = std::make_unique<storage::local_dir_object_store>(dir / "objects");
+        service::cold_tier cold;
+        cold.store = store.get();
+        cold.cache = &cache;
+        cold.io = io_pool.get_executor();
+        cold.group_hot_budget = std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
+        engine.emplace(io, meta.group_count, cold);
         wal = std::make_unique<log::node_wal>(log::wal_options{dir / "wal"});
         const auto started = std::chrono::steady_clock::now();
         std::vector<std::uint64_t> last_index(meta.group_count, 0);
@@ -59,6 +88,7 @@ int run_serve(const cli::serve_options& opts) {
                                                         std::move(strand), last_index[i]);
         });
         wal->start();
+        sweep_orphan_chunks(*store, *engine);
     }
     engine->start();
 
@@ -85,6 +115,7 @@ int run_serve(const cli::serve_options& opts) {
     for (unsigned i = 1; i < opts.threads; ++i) threads.emplace_back([&io] { io.run(); });
     io.run();
     for (auto& t : threads) t.join();
+    io_pool.join();
     if (wal) wal->stop();
     spdlog::info("dstream stopped");
     return 0;

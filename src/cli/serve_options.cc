@@ -30,6 +30,15 @@ void add_serve_flags(CLI::App& app, serve_options& opts) {
     app.add_option("--groups", opts.groups, "Stream groups (streams hash to groups)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
         ->capture_default_str();
+    app.add_option("--hot-bytes", opts.hot_bytes,
+                   "Stream bytes kept in memory across all streams before older bytes move to "
+                   "chunk files (durable mode)")
+        ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 40))
+        ->capture_default_str();
+    app.add_option("--chunk-cache-bytes", opts.chunk_cache_bytes,
+                   "Memory for recently read chunks")
+        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 40))
+        ->capture_default_str();
     app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
         ->capture_default_str();
@@ -67,6 +76,9 @@ void apply_config_file(serve_options& opts) {
     read_string("log_level", "--log-level", opts.log_level);
     read_number("threads", "--threads", opts.threads, 1, 256);
     read_number("groups", "--groups", opts.groups, 1, 4096);
+    read_number("hot_bytes", "--hot-bytes", opts.hot_bytes, std::int64_t{1} << 20, std::int64_t{1} << 40);
+    read_number("chunk_cache_bytes", "--chunk-cache-bytes", opts.chunk_cache_bytes, 0,
+                std::int64_t{1} << 40);
     if (auto v = table["memory"]; v && !flag_given("--memory")) {
         auto b = v.value<bool>();
         if (!b) throw std::runtime_error("config setting 'memory' must be true or false");

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "base/stable_hash.h"
 #include "runtime/async_slot.h"
 #include "service/group.h"
 
@@ -22,16 +23,6 @@ std::string_view key_of_body(const state::command_body& body) {
         body);
 }
 
-// FNV-1a: stable across builds and platforms, so a stream keeps its group.
-std::uint64_t stable_hash(std::string_view key) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : key) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
 void post_proposal(group& g, state::command_body body,
                    std::shared_ptr<runtime::async_slot<state::apply_result>> slot) {
     asio::post(g.strand(), [&g, body = std::move(body), slot = std::move(slot)]() mutable {
@@ -39,11 +30,62 @@ void post_proposal(group& g, state::command_body body,
     });
 }
 
+// Loads the cold pieces of a plan (on the I/O pool) in front of its hot slices.
+void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
+    std::vector<storage::byte_slice> slices;
+    for (const auto& piece : plan.cold) {
+        auto object = cold.cache->get(piece.object_key);
+        if (!object) {
+            auto loaded = std::make_shared<std::string>();
+            if (!cold.store->get(piece.object_key, 0, piece.object_size, *loaded)) {
+                plan.view.refusal = make_error(protocol::error_code::cold_store_failed,
+                                               "the cold store failed");
+                plan.view.data.clear();
+                return;
+            }
+            object = loaded;
+            cold.cache->put(piece.object_key, object);
+        }
+        slices.push_back(storage::byte_slice{object, object->data() + piece.offset, piece.length});
+    }
+    slices.insert(slices.end(), plan.view.data.begin(), plan.view.data.end());
+    plan.view.data = std::move(slices);
+}
+
 void post_read(group& g, read_request request,
                std::shared_ptr<runtime::async_slot<stream_view>> slot) {
     asio::post(g.strand(), [&g, request = std::move(request), slot = std::move(slot)] {
-        slot->deliver(g.read(request));
+        read_plan plan = g.read(request);
+        if (plan.cold.empty()) {
+            slot->deliver(std::move(plan.view));
+            return;
+        }
+        asio::post(g.cold().io, [cold = g.cold(), plan = std::move(plan), slot]() mutable {
+            load_cold_pieces(cold, plan);
+            slot->deliver(std::move(plan.view));
+        });
     });
+}
+
+// A JSON stream rendered as a JSON array must end on a message boundary (the
+// LF that ends each stored message). Returns false when the view holds no
+// whole message, so the caller reads further.
+bool trim_to_whole_messages(stream_view& view) {
+    std::uint64_t cut = view.next;
+    for (auto it = view.data.rbegin(); it != view.data.rend(); ++it) {
+        const auto text = it->view();
+        const auto lf = text.rfind('\n');
+        if (lf != std::string_view::npos) {
+            const std::size_t keep = lf + 1;
+            const std::uint64_t dropped = text.size() - keep;
+            it->size = keep;
+            view.data.erase(it.base(), view.data.end());
+            view.next = cut - dropped;
+            return true;
+        }
+        cut -= text.size();
+    }
+    return false;
 }
 
 void post_watch(group& g, std::string key, std::uint64_t incarnation, std::uint64_t offset,
@@ -56,11 +98,17 @@ void post_watch(group& g, std::string key, std::uint64_t incarnation, std::uint6
 
 }  // namespace
 
-engine::engine(asio::io_context& io, std::size_t group_count) {
+engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& cold) {
     _groups.reserve(group_count);
     for (std::size_t i = 0; i < group_count; ++i) {
-        _groups.push_back(std::make_unique<group>(asio::make_strand(io)));
+        _groups.push_back(std::make_unique<group>(asio::make_strand(io), cold));
     }
+}
+
+std::unordered_set<std::string> engine::referenced_chunk_keys() const {
+    std::unordered_set<std::string> keys;
+    for (const auto& g : _groups) g->collect_chunk_keys(keys);
+    return keys;
 }
 
 void engine::replay(std::size_t group, std::uint64_t index, std::string_view record) {
@@ -99,9 +147,23 @@ asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
 }
 
 asio::awaitable<stream_view> engine::read(const read_request& request) {
-    auto slot = std::make_shared<runtime::async_slot<stream_view>>(co_await asio::this_coro::executor);
+    const auto executor = co_await asio::this_coro::executor;
+    auto slot = std::make_shared<runtime::async_slot<stream_view>>(executor);
     post_read(group_for(request.key), request, slot);
-    co_return co_await slot->take();
+    stream_view view = co_await slot->take();
+    if (!request.whole_messages || !view.json || view.refusal || view.next == view.tail ||
+        view.data.empty() || trim_to_whole_messages(view)) {
+        co_return view;
+    }
+    // One message is larger than the cap: read on to its end (a message is at
+    // most one request body).
+    read_request longer = request;
+    longer.max_bytes = request.max_bytes + (std::uint64_t{32} << 20);
+    auto again = std::make_shared<runtime::async_slot<stream_view>>(executor);
+    post_read(group_for(request.key), longer, again);
+    view = co_await again->take();
+    if (!view.refusal && view.next < view.tail) trim_to_whole_messages(view);
+    co_return view;
 }
 
 asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarnation,

@@ -8,7 +8,10 @@
 #include <memory>
 #include <vector>
 
+#include <unordered_set>
+
 #include "log/command_log.h"
+#include "service/cold_tier.h"
 #include "service/stream_service.h"
 
 namespace dstream::service {
@@ -23,7 +26,7 @@ using log_factory = std::function<std::unique_ptr<log::command_log>(
 // start(); then serve.
 class engine final : public stream_service {
 public:
-    engine(boost::asio::io_context& io, std::size_t group_count);
+    engine(boost::asio::io_context& io, std::size_t group_count, const cold_tier& cold);
     ~engine() override;
 
     std::size_t group_count() const { return _groups.size(); }
@@ -32,6 +35,8 @@ public:
     void attach_logs(const log_factory& make_log);
     // Draws each new group's history id and starts its timers.
     void start();
+    // The chunk objects the state references (for the orphan sweep at start).
+    std::unordered_set<std::string> referenced_chunk_keys() const;
 
     boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;
     boost::asio::awaitable<stream_view> read(const read_request& request) override;

@@ -4,6 +4,8 @@
 #include <random>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
 #include "runtime/clock.h"
 
 namespace dstream::service {
@@ -38,7 +40,7 @@ void group::replay(std::uint64_t index, std::string_view record) {
         throw std::runtime_error("undecodable command at index " + std::to_string(index) +
                                  " of a group's log: " + cmd.err().message);
     }
-    (void)_state.apply(*cmd, index);
+    (void)apply_and_follow(*cmd, index);
 }
 
 void group::start() {
@@ -61,6 +63,7 @@ void group::schedule_sweep() {
             if (lifetime_over(key, s, now)) due.push_back(key);
         });
         for (const auto& key : due) live_stream(key, now);
+        relieve_memory_pressure();
         schedule_sweep();
     });
 }
@@ -110,16 +113,118 @@ void group::on_durable(std::uint64_t index, const status& st) {
             }
             continue;
         }
-        state::apply_result r = _state.apply(entry.cmd, entry.index);
-        if (const std::string* key = key_of(entry.cmd.body)) {
-            if (r.wakes_readers) wake_readers(*key);
-            if (_state.find(*key) == nullptr) {
-                _last_read_ms.erase(*key);
-                _expiring.erase(*key);
-            }
+        state::apply_result r = apply_and_follow(entry.cmd, entry.index);
+        if (const std::string* key = key_of(entry.cmd.body); key && r.wakes_readers) {
+            wake_readers(*key);
         }
         if (entry.done) entry.done(std::move(r));
     }
+    relieve_memory_pressure();
+}
+
+state::apply_result group::apply_and_follow(const state::command& cmd, std::uint64_t index) {
+    const std::string* key = key_of(cmd.body);
+    std::uint64_t held_before = 0;
+    std::vector<state::chunk_ref> chunks_before;
+    if (key != nullptr) {
+        if (const state::stream* s = _state.find(*key)) {
+            held_before = s->hot_bytes_held();
+            if (std::holds_alternative<state::delete_stream>(cmd.body) ||
+                std::holds_alternative<state::expire_stream>(cmd.body)) {
+                chunks_before = s->chunks;
+            }
+        }
+    }
+    state::apply_result r = _state.apply(cmd, index);
+    if (key == nullptr) return r;
+
+    const state::stream* s = _state.find(*key);
+    _hot_bytes = _hot_bytes - held_before + (s ? s->hot_bytes_held() : 0);
+    if (s == nullptr) {
+        _last_read_ms.erase(*key);
+        _expiring.erase(*key);
+    }
+    // Chunks of a stream that is gone (deleted, expired or replaced) are garbage.
+    if (!chunks_before.empty() && (s == nullptr || s->chunks.empty()) && _cold.enabled()) {
+        boost::asio::post(_cold.io, [cold = _cold, chunks = std::move(chunks_before)] {
+            for (const auto& c : chunks) {
+                cold.cache->erase(c.object_key);
+                (void)cold.store->remove(c.object_key);
+            }
+        });
+    }
+    if (s != nullptr && r.wakes_readers && _log) maybe_flush(*key, *s);
+    return r;
+}
+
+void group::maybe_flush(const std::string& key, const state::stream& s) {
+    if (!_cold.enabled() || _flushing.contains(key)) return;
+    const std::uint64_t grid_end = (s.cold_end() / _cold.chunk_bytes + 1) * _cold.chunk_bytes;
+    if (s.tail() >= grid_end) start_flush(key, s, grid_end);
+}
+
+void group::relieve_memory_pressure() {
+    if (!_cold.enabled() || _hot_bytes <= _cold.group_hot_budget) return;
+    // Flush the largest hot tails whole until the group is back under half
+    // its budget (counting flushes already in flight as done).
+    std::vector<std::pair<std::uint64_t, const std::string*>> candidates;
+    std::uint64_t in_flight = 0;
+    _state.for_each_stream([&](const std::string& key, const state::stream& s) {
+        if (_flushing.contains(key)) {
+            in_flight += s.hot_bytes_held();
+        } else if (s.hot_bytes_held() > 0) {
+            candidates.emplace_back(s.hot_bytes_held(), &key);
+        }
+    });
+    std::sort(candidates.begin(), candidates.end(), std::greater<>());
+    std::uint64_t remaining = _hot_bytes - std::min(_hot_bytes, in_flight);
+    for (const auto& [held, key] : candidates) {
+        if (remaining <= _cold.group_hot_budget / 2) break;
+        const state::stream* s = _state.find(*key);
+        start_flush(*key, *s, s->tail());
+        remaining -= held;
+    }
+}
+
+void group::start_flush(const std::string& key, const state::stream& s, std::uint64_t end) {
+    const std::uint64_t start = s.cold_end();
+    std::vector<storage::byte_slice> slices;
+    s.bytes.read(start, end - start, slices);
+    _flushing.insert(key);
+    flush_chunk_job job{key, s.incarnation, start, end,
+                        chunk_object_key(key, s.incarnation, start, end), std::move(slices)};
+    boost::asio::post(_cold.io, [this, job = std::move(job)]() mutable {
+        std::string bytes;
+        bytes.reserve(job.end - job.start);
+        for (const auto& slice : job.slices) bytes.append(slice.data, slice.size);
+        job.slices.clear();
+        const status written = _cold.store->put(job.object_key, bytes);
+        boost::asio::post(_strand, [this, job = std::move(job), written]() mutable {
+            finish_flush(std::move(job), written);
+        });
+    });
+}
+
+void group::finish_flush(flush_chunk_job job, const status& written) {
+    if (!written) {
+        _flushing.erase(job.key);
+        spdlog::error("chunk flush of a stream failed; its bytes stay in memory and the flush is retried");
+        return;
+    }
+    state::flush_chunk cmd{job.key, job.incarnation, job.start, job.end, job.object_key};
+    propose(std::move(cmd), [this, key = job.key, object_key = job.object_key](state::apply_result r) {
+        _flushing.erase(key);
+        if (r.refusal) {
+            // The stream changed under the flush (deleted, recreated): the object is garbage.
+            boost::asio::post(_cold.io, [store = _cold.store, object_key] { (void)store->remove(object_key); });
+        }
+    });
+}
+
+void group::collect_chunk_keys(std::unordered_set<std::string>& out) const {
+    _state.for_each_stream([&](const std::string&, const state::stream& s) {
+        for (const auto& c : s.chunks) out.insert(c.object_key);
+    });
 }
 
 void group::wake_readers(const std::string& key) {
@@ -146,13 +251,14 @@ bool group::watch(const std::string& key, std::uint64_t incarnation, std::uint64
     return true;
 }
 
-stream_view group::read(const read_request& request) {
-    stream_view view;
+read_plan group::read(const read_request& request) {
+    read_plan plan;
+    stream_view& view = plan.view;
     const auto now = runtime::now_unix_ms();
     const state::stream* s = live_stream(request.key, now);
     if (s == nullptr) {
         view.refusal = make_error(error_code::stream_not_found, "stream not found");
-        return view;
+        return plan;
     }
     view.incarnation = s->incarnation;
     view.content_type = s->content_type;
@@ -173,39 +279,43 @@ stream_view group::read(const read_request& request) {
             if (start < s->first_offset()) {
                 view.refusal = make_error(error_code::stream_gone,
                                           "offset is below the earliest retained offset");
-                return view;
+                return plan;
             }
             if (start > s->tail()) {
                 view.refusal = make_error(error_code::offset_out_of_range,
                                           "offset is beyond the stream's tail");
-                return view;
+                return plan;
             }
             break;
     }
     if (request.if_incarnation && *request.if_incarnation != s->incarnation) {
         view.refusal = make_error(error_code::incarnation_mismatch,
                                   "Stream-Incarnation does not match the stream");
-        return view;
+        return plan;
     }
     if (request.renews_ttl) _last_read_ms[request.key] = now;
 
     view.start = start;
     view.next = start;
-    if (request.max_bytes == 0 || start == s->tail()) return view;
+    if (request.max_bytes == 0 || start == s->tail()) return plan;
 
-    std::uint64_t end = std::min(s->tail(), start + request.max_bytes);
-    if (request.whole_messages && s->json && end < s->tail()) {
-        // End on a message boundary; a message larger than the cap goes whole.
-        std::uint64_t e = end;
-        while (e > start && s->bytes.byte_at(e - 1) != '\n') --e;
-        if (e == start) {
-            e = end;
-            while (e < s->tail() && s->bytes.byte_at(e - 1) != '\n') ++e;
+    const std::uint64_t end = std::min(s->tail(), start + request.max_bytes);
+    std::uint64_t at = start;
+    // Below the hot tail the bytes are in chunks: plan them, load them off the strand.
+    if (at < s->bytes.begin_offset()) {
+        auto chunk = std::upper_bound(s->chunks.begin(), s->chunks.end(), at,
+                                      [](std::uint64_t o, const state::chunk_ref& c) { return o < c.start; });
+        --chunk;
+        for (; at < end && at < s->bytes.begin_offset(); ++chunk) {
+            const std::uint64_t stop = std::min({end, chunk->end, s->bytes.begin_offset()});
+            plan.cold.push_back(cold_piece{chunk->object_key, chunk->end - chunk->start,
+                                           at - chunk->start, stop - at});
+            at = stop;
         }
-        end = e;
     }
-    view.next = s->bytes.read(start, end - start, view.data);
-    return view;
+    if (at < end) s->bytes.read(at, end - at, view.data);
+    view.next = end;
+    return plan;
 }
 
 }  // namespace dstream::service

@@ -1,6 +1,7 @@
 #pragma once
 // One group on this node: its strand, state machine, command log, pending
-// proposals and live readers. Every member function runs on the strand.
+// proposals, live readers and cold-tier flushes. Every member function runs
+// on the strand.
 #include <utility>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,6 +14,7 @@
 #include "base/unique_function.h"
 #include "log/command_log.h"
 #include "runtime/wake_signal.h"
+#include "service/cold_tier.h"
 #include "service/stream_service.h"
 #include "state/group_state.h"
 
@@ -21,22 +23,41 @@ namespace dstream::service {
 using group_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 using write_done = unique_function<void(state::apply_result)>;
 
+// A piece of a read that lives in a cold chunk object.
+struct cold_piece {
+    std::string object_key;
+    std::uint64_t object_size = 0;
+    std::uint64_t offset = 0;  // within the object
+    std::uint64_t length = 0;
+};
+
+// A read as the group can answer it on its strand: the view with its hot
+// slices, and the cold pieces that precede them, to be loaded off the strand.
+struct read_plan {
+    stream_view view;
+    std::vector<cold_piece> cold;
+};
+
 class group {
 public:
-    explicit group(group_strand strand) : _strand(std::move(strand)), _sweep_timer(_strand) {}
+    group(group_strand strand, cold_tier cold)
+        : _strand(std::move(strand)), _cold(std::move(cold)), _sweep_timer(_strand) {}
 
     void attach_log(std::unique_ptr<log::command_log> log);
     const group_strand& strand() const { return _strand; }
+    const cold_tier& cold() const { return _cold; }
 
     // Applies a recovered record (start-up, before any proposal).
     void replay(std::uint64_t index, std::string_view record);
     void start();
     void propose(state::command_body body, write_done done);
-    stream_view read(const read_request& request);
+    read_plan read(const read_request& request);
     // Registers `signal` to fire when the stream changes; false when the
     // condition already holds and the reader must not wait.
     bool watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,
                const std::shared_ptr<runtime::wake_signal>& signal);
+    // The chunk objects every stream of the group references.
+    void collect_chunk_keys(std::unordered_set<std::string>& out) const;
 
 private:
     struct pending_entry {
@@ -47,6 +68,9 @@ private:
 
     void append_to_log(state::command cmd, write_done done);
     void on_durable(std::uint64_t index, const status& st);
+    // Applies one command and keeps the group's own bookkeeping (hot bytes,
+    // readers, flushes, garbage chunks) in step with the state.
+    state::apply_result apply_and_follow(const state::command& cmd, std::uint64_t index);
     void wake_readers(const std::string& key);
     // A stream whose lifetime ran out is absent to every request; its removal
     // is proposed once, as an expire_stream command.
@@ -54,7 +78,21 @@ private:
     bool lifetime_over(const std::string& key, const state::stream& s, protocol::unix_ms now) const;
     void schedule_sweep();
 
+    void maybe_flush(const std::string& key, const state::stream& s);
+    void relieve_memory_pressure();
+    struct flush_chunk_job {
+        std::string key;
+        std::uint64_t incarnation = 0;
+        std::uint64_t start = 0;
+        std::uint64_t end = 0;
+        std::string object_key;
+        std::vector<storage::byte_slice> slices;
+    };
+    void start_flush(const std::string& key, const state::stream& s, std::uint64_t end);
+    void finish_flush(flush_chunk_job job, const status& written);
+
     group_strand _strand;
+    cold_tier _cold;
     std::unique_ptr<log::command_log> _log;
     state::group_state _state;
     std::deque<pending_entry> _pending;
@@ -63,6 +101,9 @@ private:
     // sliding TTL without a log entry per read.
     std::unordered_map<std::string, protocol::unix_ms> _last_read_ms;
     std::unordered_set<std::string> _expiring;
+    // Streams with a chunk flush in flight (at most one each).
+    std::unordered_set<std::string> _flushing;
+    std::uint64_t _hot_bytes = 0;  // bytes above the cold frontier, all streams
     boost::asio::steady_timer _sweep_timer;
 };
 

@@ -62,7 +62,20 @@ struct expire_stream {
     std::uint64_t incarnation = 0;
 };
 
-using command_body = std::variant<init_group, create_stream, append, delete_stream, expire_stream>;
+// Records that [start, end) of the stream's bytes now live in the cold-tier
+// object `object_key`, written (durably) before this command was proposed;
+// apply trims the hot tail. Applies only to the named incarnation and only at
+// the stream's current cold frontier, so a late or repeated flush is a no-op.
+struct flush_chunk {
+    std::string key;
+    std::uint64_t incarnation = 0;
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::string object_key;
+};
+
+using command_body =
+    std::variant<init_group, create_stream, append, delete_stream, expire_stream, flush_chunk>;
 
 struct command {
     protocol::unix_ms now_ms = 0;  // the proposer's clock
@@ -76,6 +89,7 @@ enum class command_type : std::uint8_t {
     append = 3,
     delete_stream = 4,
     expire_stream = 5,
+    flush_chunk = 6,
 };
 
 std::string encode_command(const command& cmd);

@@ -77,6 +77,14 @@ struct encoder {
         w.put_string(c.key);
         put_optional_u64(w, c.if_incarnation);
     }
+    void operator()(const flush_chunk& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::flush_chunk));
+        w.put_string(c.key);
+        w.put_u64(c.incarnation);
+        w.put_u64(c.start);
+        w.put_u64(c.end);
+        w.put_string(c.object_key);
+    }
     void operator()(const expire_stream& c) {
         w.put_u8(static_cast<std::uint8_t>(command_type::expire_stream));
         w.put_string(c.key);
@@ -146,6 +154,15 @@ bool decode_body(binary_reader& r, command_body& body) {
         case command_type::delete_stream: {
             delete_stream c;
             if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation)) return false;
+            body = std::move(c);
+            return true;
+        }
+        case command_type::flush_chunk: {
+            flush_chunk c;
+            if (!r.get_string(c.key) || !r.get_u64(c.incarnation) || !r.get_u64(c.start) ||
+                !r.get_u64(c.end) || !r.get_string(c.object_key)) {
+                return false;
+            }
             body = std::move(c);
             return true;
         }

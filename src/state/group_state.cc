@@ -68,8 +68,10 @@ apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
                 return apply_append(body, cmd.now_ms);
             } else if constexpr (std::is_same_v<T, delete_stream>) {
                 return apply_delete(body);
-            } else {
+            } else if constexpr (std::is_same_v<T, expire_stream>) {
                 return apply_expire(body);
+            } else {
+                return apply_flush(body);
             }
         },
         cmd.body);
@@ -228,6 +230,17 @@ apply_result group_state::apply_delete(const delete_stream& c) {
     r.kind = write_kind::deleted;
     r.wakes_readers = true;
     return r;
+}
+
+apply_result group_state::apply_flush(const flush_chunk& c) {
+    stream* s = find_mutable(c.key);
+    if (s == nullptr || s->incarnation != c.incarnation || c.start != s->cold_end() ||
+        c.end <= c.start || c.end > s->tail()) {
+        return refused(error_code::invalid_request, "stale chunk flush");
+    }
+    s->chunks.push_back(chunk_ref{c.start, c.end, c.object_key});
+    s->bytes.trim_before(c.end);
+    return {};
 }
 
 apply_result group_state::apply_expire(const expire_stream& c) {

@@ -35,6 +35,7 @@ private:
     apply_result apply_append(const append& c, protocol::unix_ms now);
     apply_result apply_delete(const delete_stream& c);
     apply_result apply_expire(const expire_stream& c);
+    apply_result apply_flush(const flush_chunk& c);
 
     stream* find_mutable(std::string_view key);
 

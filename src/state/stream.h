@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "protocol/expiry.h"
 #include "protocol/producer.h"
@@ -11,6 +12,13 @@
 #include "storage/hot_bytes.h"
 
 namespace dstream::state {
+
+// A range of the stream's bytes held as an immutable object in the cold tier.
+struct chunk_ref {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::string object_key;
+};
 
 struct stream {
     std::string content_type;
@@ -24,10 +32,15 @@ struct stream {
     bool closed = false;
     std::optional<std::string> last_stream_seq;
     std::unordered_map<std::string, protocol::producer_record> producers;
+    // Cold chunks cover [first_offset(), cold_end()) contiguously; hot bytes
+    // cover at least [cold_end(), tail()).
+    std::vector<chunk_ref> chunks;
     storage::hot_bytes bytes;
 
     std::uint64_t tail() const { return bytes.end_offset(); }
-    std::uint64_t first_offset() const { return bytes.begin_offset(); }
+    std::uint64_t first_offset() const { return 0; }
+    std::uint64_t cold_end() const { return chunks.empty() ? first_offset() : chunks.back().end; }
+    std::uint64_t hot_bytes_held() const { return tail() - cold_end(); }
 };
 
 }  // namespace dstream::state

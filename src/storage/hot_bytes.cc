@@ -58,6 +58,17 @@ std::uint64_t hot_bytes::read(std::uint64_t from, std::uint64_t max,
     return from;
 }
 
+void hot_bytes::trim_before(std::uint64_t offset) {
+    std::size_t drop = 0;
+    while (drop < _blocks.size() && _blocks[drop].first_offset + _blocks[drop].used <= offset &&
+           _blocks[drop].used == _blocks[drop].capacity) {
+        _capacity -= _blocks[drop].capacity;
+        ++drop;
+    }
+    _blocks.erase(_blocks.begin(), _blocks.begin() + static_cast<std::ptrdiff_t>(drop));
+    _base = _blocks.empty() ? _end : _blocks.front().first_offset;
+}
+
 char hot_bytes::byte_at(std::uint64_t offset) const {
     const block& b = _blocks[find_block(offset)];
     return b.data[offset - b.first_offset];

@@ -12,7 +12,7 @@ namespace dstream::storage {
 
 // A read-only view of stream bytes that keeps its block alive.
 struct byte_slice {
-    std::shared_ptr<const char[]> owner;
+    std::shared_ptr<const void> owner;  // a hot block or a cold chunk
     const char* data = nullptr;
     std::size_t size = 0;
     std::string_view view() const { return {data, size}; }
@@ -34,6 +34,10 @@ public:
 
     // The byte at `offset` (begin <= offset < end).
     char byte_at(std::uint64_t offset) const;
+
+    // Releases the blocks that hold only bytes below `offset` (they moved to
+    // the cold tier); begin_offset() becomes the first byte still held.
+    void trim_before(std::uint64_t offset);
 
     // Bytes of memory held, for accounting.
     std::size_t capacity_bytes() const { return _capacity; }

@@ -1,0 +1,35 @@
+#pragma once
+// What a group needs to move committed bytes to the cold tier and read them
+// back: the object store, the chunk cache, an executor for blocking I/O, and
+// the bounds that keep memory independent of the data held.
+#include <utility>
+#include <boost/asio/any_io_executor.hpp>
+#include <cstdint>
+#include <string>
+
+#include "storage/chunk_cache.h"
+#include "storage/object_store.h"
+
+namespace dstream::service {
+
+struct cold_tier {
+    storage::object_store* store = nullptr;  // null: everything stays hot (--memory)
+    storage::chunk_cache* cache = nullptr;
+    boost::asio::any_io_executor io;  // runs blocking object-store calls
+    // The chunk grid (extensions 4.2): a stream flushes each full 4 MiB chunk.
+    std::uint64_t chunk_bytes = 4u << 20;
+    // Hot bytes one group may hold before it flushes its largest tails early.
+    std::uint64_t group_hot_budget = 16u << 20;
+
+    bool enabled() const { return store != nullptr; }
+};
+
+// The deterministic key of a chunk object: a repeated flush rewrites the same
+// object, and a crash between writing it and logging it leaves an orphan
+// that the start-up sweep removes.
+std::string chunk_object_key(std::string_view stream_key, std::uint64_t incarnation,
+                             std::uint64_t start, std::uint64_t end);
+
+inline constexpr std::string_view chunk_key_prefix = "chunks/";
+
+}  // namespace dstream::service

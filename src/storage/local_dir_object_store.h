@@ -1,0 +1,25 @@
+#pragma once
+// An object store in a local directory: one file per object, written to a
+// temporary name, fsync'd and renamed, so an object is whole or absent.
+#include <filesystem>
+
+#include "storage/object_store.h"
+
+namespace dstream::storage {
+
+class local_dir_object_store final : public object_store {
+public:
+    explicit local_dir_object_store(std::filesystem::path root);
+
+    status put(const std::string& key, std::string_view bytes) override;
+    status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
+               std::string& out) override;
+    status remove(const std::string& key) override;
+    result<std::vector<std::string>> list(const std::string& prefix) override;
+
+private:
+    std::filesystem::path path_of(const std::string& key) const;
+    std::filesystem::path _root;
+};
+
+}  // namespace dstream::storage
