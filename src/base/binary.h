@@ -45,6 +45,12 @@ public:
         _in.remove_prefix(n);
         return true;
     }
+    bool get_bytes(std::uint64_t n, std::string& s) {
+        if (_in.size() < n) return false;
+        s.assign(_in.substr(0, n));
+        _in.remove_prefix(n);
+        return true;
+    }
     bool at_end() const { return _in.empty(); }
 
 private:

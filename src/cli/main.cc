@@ -50,12 +50,13 @@ int run_serve(const cli::serve_options& opts) {
     boost::asio::thread_pool io_pool(2);
     std::unique_ptr<log::node_wal> wal;
     std::unique_ptr<storage::local_dir_object_store> store;
+    std::unique_ptr<log::checkpoint_files> checkpoints;
     storage::chunk_cache cache(opts.chunk_cache_bytes);
     std::optional<service::engine> engine;
 
     if (opts.memory) {
         edge_opts.cluster_id = runtime::generate_cluster_id();
-        engine.emplace(io, opts.groups, service::cold_tier{});
+        engine.emplace(io, opts.groups, service::cold_tier{}, service::checkpointing{});
         engine->attach_logs([](std::size_t, boost::asio::any_io_executor strand) {
             return std::make_unique<log::memory_log>(std::move(strand));
         });
@@ -69,14 +70,17 @@ int run_serve(const cli::serve_options& opts) {
         cold.cache = &cache;
         cold.io = io_pool.get_executor();
         cold.group_hot_budget = std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
-        engine.emplace(io, meta.group_count, cold);
-        wal = std::make_unique<log::node_wal>(log::wal_options{dir / "wal"});
+        checkpoints = std::make_unique<log::checkpoint_files>(dir / "checkpoints");
+        engine.emplace(io, meta.group_count, cold,
+                       service::checkpointing{checkpoints.get(), opts.checkpoint_bytes});
+        wal = std::make_unique<log::node_wal>(log::wal_options{dir / "wal", opts.wal_segment_bytes});
         const auto started = std::chrono::steady_clock::now();
+        engine->restore_checkpoints(*checkpoints);
         std::vector<std::uint64_t> last_index(meta.group_count, 0);
         const log::wal_recovery recovered =
             wal->recover([&](std::uint32_t group, std::uint64_t index, std::string_view record) {
                 engine->replay(group, index, record);
-                last_index[group] = index;
+                last_index[group] = std::max(last_index[group], index);
             });
         const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - started);
@@ -88,6 +92,7 @@ int run_serve(const cli::serve_options& opts) {
                                                         std::move(strand), last_index[i]);
         });
         wal->start();
+        engine->release_checkpointed();
         sweep_orphan_chunks(*store, *engine);
     }
     engine->start();

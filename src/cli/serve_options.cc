@@ -39,6 +39,14 @@ void add_serve_flags(CLI::App& app, serve_options& opts) {
                    "Memory for recently read chunks")
         ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 40))
         ->capture_default_str();
+    app.add_option("--checkpoint-bytes", opts.checkpoint_bytes,
+                   "Log bytes a group writes between checkpoints (bounds replay at restart)")
+        ->check(CLI::Range(std::uint64_t{1} << 16, std::uint64_t{1} << 40))
+        ->capture_default_str();
+    app.add_option("--wal-segment-bytes", opts.wal_segment_bytes,
+                   "Size at which the write-ahead log starts a new segment file")
+        ->check(CLI::Range(std::uint64_t{1} << 16, std::uint64_t{1} << 32))
+        ->capture_default_str();
     app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
         ->capture_default_str();
@@ -77,6 +85,10 @@ void apply_config_file(serve_options& opts) {
     read_number("threads", "--threads", opts.threads, 1, 256);
     read_number("groups", "--groups", opts.groups, 1, 4096);
     read_number("hot_bytes", "--hot-bytes", opts.hot_bytes, std::int64_t{1} << 20, std::int64_t{1} << 40);
+    read_number("checkpoint_bytes", "--checkpoint-bytes", opts.checkpoint_bytes, std::int64_t{1} << 16,
+                std::int64_t{1} << 40);
+    read_number("wal_segment_bytes", "--wal-segment-bytes", opts.wal_segment_bytes,
+                std::int64_t{1} << 16, std::int64_t{1} << 32);
     read_number("chunk_cache_bytes", "--chunk-cache-bytes", opts.chunk_cache_bytes, 0,
                 std::int64_t{1} << 40);
     if (auto v = table["memory"]; v && !flag_given("--memory")) {

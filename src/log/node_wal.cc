@@ -121,6 +121,7 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
                                      " index " + std::to_string(record.index) + " does not increase");
             }
             previous = record.index;
+            note_written(first, record.group, record.index);
             visit(record.group, record.index, record.payload);
             ++result.records;
             result.bytes += used;
@@ -133,8 +134,55 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
     return result;
 }
 
+void node_wal::note_written(std::uint64_t segment, std::uint32_t group, std::uint64_t index) {
+    std::lock_guard lock(_segments_mutex);
+    auto& highest = _segments[segment][group];
+    highest = std::max(highest, index);
+}
+
+void node_wal::release(std::uint32_t group, std::uint64_t index) {
+    {
+        std::lock_guard lock(_segments_mutex);
+        auto& released = _released[group];
+        released = std::max(released, index);
+    }
+    delete_covered_segments();
+}
+
+void node_wal::delete_covered_segments() {
+    std::vector<std::uint64_t> doomed;
+    {
+        std::lock_guard lock(_segments_mutex);
+        for (auto it = _segments.begin(); it != _segments.end();) {
+            // Only a prefix of the log goes: recovery reads segments in order.
+            if (it->first == _open_segment) break;
+            bool covered = true;
+            for (const auto& [group, highest] : it->second) {
+                auto r = _released.find(group);
+                if (r == _released.end() || r->second < highest) {
+                    covered = false;
+                    break;
+                }
+            }
+            if (!covered) break;
+            doomed.push_back(it->first);
+            it = _segments.erase(it);
+        }
+    }
+    for (const auto first : doomed) {
+        std::error_code ec;
+        fs::remove(segment_path(first), ec);
+        spdlog::debug("WAL segment {} covered by checkpoints: removed", first);
+    }
+}
+
 void node_wal::open_segment(std::uint64_t first_sequence) {
     if (_fd >= 0) ::close(_fd);
+    {
+        std::lock_guard lock(_segments_mutex);
+        _open_segment = first_sequence;
+        _segments[first_sequence];
+    }
     const fs::path path = segment_path(first_sequence);
     _fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (_fd < 0) throw std::runtime_error(errno_text("cannot open", path));
@@ -221,7 +269,10 @@ void node_wal::writer_loop() {
             open_segment(_next_sequence);
         }
         const status st = write_batch(buffer);
-        if (st) _next_sequence += batch.size();
+        if (st) {
+            _next_sequence += batch.size();
+            for (const auto& e : batch) note_written(_open_segment, e.group, e.index);
+        }
 
         // One notification per sink: the highest index it had in the batch.
         std::vector<std::pair<wal_sink*, std::uint64_t>> highest;

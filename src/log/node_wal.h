@@ -10,6 +10,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -65,6 +66,10 @@ public:
 
     void submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink);
 
+    // Group `group` has a checkpoint covering its entries up to `index`:
+    // segments whose every entry is covered are deleted (never the open one).
+    void release(std::uint32_t group, std::uint64_t index);
+
 private:
     struct entry {
         std::uint32_t group;
@@ -78,7 +83,16 @@ private:
     void open_segment(std::uint64_t first_sequence);
     std::filesystem::path segment_path(std::uint64_t first_sequence) const;
 
+    // Per closed or open segment (by first sequence): each group's highest index in it.
+    using coverage = std::map<std::uint32_t, std::uint64_t>;
+    void note_written(std::uint64_t segment, std::uint32_t group, std::uint64_t index);
+    void delete_covered_segments();
+
     wal_options _options;
+    std::mutex _segments_mutex;
+    std::map<std::uint64_t, coverage> _segments;
+    std::map<std::uint32_t, std::uint64_t> _released;
+    std::uint64_t _open_segment = 0;
     int _fd = -1;
     std::uint64_t _segment_size = 0;
     std::uint64_t _next_sequence = 1;  // records written since the log began

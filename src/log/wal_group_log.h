@@ -17,6 +17,7 @@ public:
 
     std::uint64_t append(std::string_view record) override;
     void on_durable(durable_handler handler) override { _handler = std::move(handler); }
+    void release(std::uint64_t index) override { _wal.release(_group, index); }
 
 private:
     void on_written(std::uint64_t index, const status& st) override;

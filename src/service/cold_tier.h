@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "log/checkpoint_files.h"
 #include "storage/chunk_cache.h"
 #include "storage/object_store.h"
 
@@ -22,6 +23,13 @@ struct cold_tier {
     std::uint64_t group_hot_budget = 16u << 20;
 
     bool enabled() const { return store != nullptr; }
+};
+
+// Checkpoints bound replay after a restart; null files: none (--memory).
+struct checkpointing {
+    log::checkpoint_files* files = nullptr;
+    // A group checkpoints after this many bytes of log since its last one.
+    std::uint64_t every_bytes = 64u << 20;
 };
 
 // The deterministic key of a chunk object: a repeated flush rewrites the same

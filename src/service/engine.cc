@@ -1,5 +1,6 @@
 #include "service/engine.h"
 
+#include <fstream>
 #include <stdexcept>
 
 #include "base/stable_hash.h"
@@ -98,10 +99,39 @@ void post_watch(group& g, std::string key, std::uint64_t incarnation, std::uint6
 
 }  // namespace
 
-engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& cold) {
+engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& cold,
+               const checkpointing& checkpoints) {
     _groups.reserve(group_count);
     for (std::size_t i = 0; i < group_count; ++i) {
-        _groups.push_back(std::make_unique<group>(asio::make_strand(io), cold));
+        _groups.push_back(std::make_unique<group>(static_cast<std::uint32_t>(i),
+                                                  asio::make_strand(io), cold, checkpoints));
+    }
+}
+
+void engine::restore_checkpoints(const log::checkpoint_files& files) {
+    for (const auto& [id, entry] : files.newest()) {
+        if (id >= _groups.size()) {
+            throw std::runtime_error("checkpoint " + entry.path.string() + " names group " +
+                                     std::to_string(id) + " beyond --groups");
+        }
+        std::ifstream in(entry.path, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        std::uint32_t group_id = 0;
+        std::uint64_t index = 0;
+        auto state = state::group_state::restore_checkpoint(bytes, group_id, index);
+        if (!state || group_id != id || index != entry.index) {
+            throw std::runtime_error("checkpoint " + entry.path.string() + " is damaged" +
+                                     (state ? std::string() : ": " + state.err().message));
+        }
+        _groups[id]->restore(std::move(*state), index);
+    }
+}
+
+void engine::release_checkpointed() {
+    for (auto& g : _groups) {
+        if (g->checkpoint_index() > 0) {
+            asio::post(g->strand(), [g = g.get()] { g->release_log(); });
+        }
     }
 }
 

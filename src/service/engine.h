@@ -26,12 +26,17 @@ using log_factory = std::function<std::unique_ptr<log::command_log>(
 // start(); then serve.
 class engine final : public stream_service {
 public:
-    engine(boost::asio::io_context& io, std::size_t group_count, const cold_tier& cold);
+    engine(boost::asio::io_context& io, std::size_t group_count, const cold_tier& cold,
+           const checkpointing& checkpoints);
     ~engine() override;
 
     std::size_t group_count() const { return _groups.size(); }
+    // Loads each group's newest checkpoint (before replay; throws on damage).
+    void restore_checkpoints(const log::checkpoint_files& files);
     // Applies a recovered log record to its group (before start(), one thread).
     void replay(std::size_t group, std::uint64_t index, std::string_view record);
+    // Lets each group's log drop what its checkpoint covers.
+    void release_checkpointed();
     void attach_logs(const log_factory& make_log);
     // Draws each new group's history id and starts its timers.
     void start();

@@ -34,7 +34,15 @@ void group::attach_log(std::unique_ptr<log::command_log> log) {
     _log->on_durable([this](std::uint64_t index, status st) { on_durable(index, st); });
 }
 
+void group::restore(state::group_state state, std::uint64_t index) {
+    _state = std::move(state);
+    _applied_index = _checkpoint_index = index;
+    _hot_bytes = 0;
+    _state.for_each_stream([&](const std::string&, const state::stream& s) { _hot_bytes += s.hot_bytes_held(); });
+}
+
 void group::replay(std::uint64_t index, std::string_view record) {
+    if (index <= _checkpoint_index) return;  // the checkpoint holds it already
     auto cmd = state::decode_command(record);
     if (!cmd) {
         throw std::runtime_error("undecodable command at index " + std::to_string(index) +
@@ -64,6 +72,7 @@ void group::schedule_sweep() {
         });
         for (const auto& key : due) live_stream(key, now);
         relieve_memory_pressure();
+        maybe_checkpoint(true);
         schedule_sweep();
     });
 }
@@ -97,7 +106,9 @@ void group::propose(state::command_body body, write_done done) {
 }
 
 void group::append_to_log(state::command cmd, write_done done) {
-    const std::uint64_t index = _log->append(state::encode_command(cmd));
+    const std::string record = state::encode_command(cmd);
+    _logged_since_checkpoint += record.size();
+    const std::uint64_t index = _log->append(record);
     _pending.push_back(pending_entry{index, std::move(cmd), std::move(done)});
 }
 
@@ -120,6 +131,26 @@ void group::on_durable(std::uint64_t index, const status& st) {
         if (entry.done) entry.done(std::move(r));
     }
     relieve_memory_pressure();
+    maybe_checkpoint(false);
+}
+
+void group::maybe_checkpoint(bool idle) {
+    if (_checkpoints.files == nullptr || _checkpointing || _applied_index == _checkpoint_index) return;
+    // Checkpoint after enough log, or on an idle sweep so restarts stay fast.
+    if (!idle && _logged_since_checkpoint < _checkpoints.every_bytes) return;
+    _checkpointing = true;
+    _logged_since_checkpoint = 0;
+    const std::uint64_t index = _applied_index;
+    auto image = std::make_shared<state::checkpoint_image>(_state.capture_checkpoint(_id, index));
+    boost::asio::post(_cold.io, [this, index, image] {
+        const status written = _checkpoints.files->write(_id, index, *image);
+        boost::asio::post(_strand, [this, index, written] {
+            _checkpointing = false;
+            if (!written) return;
+            _checkpoint_index = index;
+            _log->release(index);
+        });
+    });
 }
 
 state::apply_result group::apply_and_follow(const state::command& cmd, std::uint64_t index) {
@@ -136,6 +167,7 @@ state::apply_result group::apply_and_follow(const state::command& cmd, std::uint
         }
     }
     state::apply_result r = _state.apply(cmd, index);
+    _applied_index = index;
     if (key == nullptr) return r;
 
     const state::stream* s = _state.find(*key);

@@ -40,15 +40,20 @@ struct read_plan {
 
 class group {
 public:
-    group(group_strand strand, cold_tier cold)
-        : _strand(std::move(strand)), _cold(std::move(cold)), _sweep_timer(_strand) {}
+    group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints)
+        : _id(id), _strand(std::move(strand)), _cold(std::move(cold)),
+          _checkpoints(checkpoints), _sweep_timer(_strand) {}
 
     void attach_log(std::unique_ptr<log::command_log> log);
     const group_strand& strand() const { return _strand; }
     const cold_tier& cold() const { return _cold; }
 
-    // Applies a recovered record (start-up, before any proposal).
+    // Start-up, before any proposal: the state of a checkpoint, then every
+    // recovered record after it.
+    void restore(state::group_state state, std::uint64_t index);
     void replay(std::uint64_t index, std::string_view record);
+    std::uint64_t checkpoint_index() const { return _checkpoint_index; }
+    void release_log() { _log->release(_checkpoint_index); }
     void start();
     void propose(state::command_body body, write_done done);
     read_plan read(const read_request& request);
@@ -91,8 +96,16 @@ private:
     void start_flush(const std::string& key, const state::stream& s, std::uint64_t end);
     void finish_flush(flush_chunk_job job, const status& written);
 
+    void maybe_checkpoint(bool idle);
+
+    std::uint32_t _id;
     group_strand _strand;
     cold_tier _cold;
+    checkpointing _checkpoints;
+    std::uint64_t _applied_index = 0;
+    std::uint64_t _checkpoint_index = 0;
+    std::uint64_t _logged_since_checkpoint = 0;
+    bool _checkpointing = false;
     std::unique_ptr<log::command_log> _log;
     state::group_state _state;
     std::deque<pending_entry> _pending;

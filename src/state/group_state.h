@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "state/apply_result.h"
 #include "state/command.h"
@@ -15,8 +16,22 @@
 
 namespace dstream::state {
 
+// The bytes of a checkpoint: metadata pieces and hot-tail slices, in file
+// order. Capturing one on the strand copies no stream bytes: the slices keep
+// the immutable hot blocks alive while the file is written elsewhere.
+struct checkpoint_image {
+    std::vector<storage::byte_slice> pieces;
+};
+
 class group_state {
 public:
+    // Everything the state holds, as of the last applied command (`index`);
+    // see docs/disk-format.md.
+    checkpoint_image capture_checkpoint(std::uint32_t group, std::uint64_t index) const;
+    // Rebuilds a state from a checkpoint file's bytes; sets `group` and `index`.
+    static result<group_state> restore_checkpoint(std::string_view bytes, std::uint32_t& group,
+                                                  std::uint64_t& index);
+
     // `log_index` is the command's position in the group's log; it makes
     // incarnation tokens unique even for two creates in one millisecond.
     apply_result apply(const command& cmd, std::uint64_t log_index);

@@ -269,7 +269,7 @@ test('kill -9 under concurrent idempotent producers loses and duplicates nothing
         assert.ok(bin, 'DSTREAM_BIN is not set: point it at the dstream binary');
         assert.ok(existsSync(bin), `DSTREAM_BIN=${bin} does not exist`);
 
-        const dir = mkdtempSync(path.join(os.tmpdir(), 'dstream-crash-'));
+        const dir = mkdtempSync(path.join(os.tmpdir(), 'crash-kill9-'));
         const server = new Server(bin, dir);
         const killOnExit = () => { try { server.child?.kill('SIGKILL'); } catch { /* gone */ } };
         process.on('exit', killOnExit);
@@ -299,7 +299,13 @@ async function run(server) {
         roundsWithoutAcks: 0,
     };
     const problems = [];
-    const problem = (kind, text) => {
+    const seen = new Set();
+    // `id` names the fault, so that one fault seen by several verifications counts once.
+    const problem = (kind, text, id = null) => {
+        if (id !== null) {
+            if (seen.has(`${kind} ${id}`)) return;
+            seen.add(`${kind} ${id}`);
+        }
         stats[kind]++;
         if (problems.length < 40) problems.push(`${kind}: ${text}`);
     };
@@ -574,9 +580,17 @@ async function readAll(ctx, st, maxBytes) {
     const cap = maxBytes ? `&max_bytes=${maxBytes}` : '';
     for (let i = 0; ; i++) {
         if (i > 100_000) throw new Error(`${st.path}: read does not converge`);
-        const res = await fetch(`${ctx.server.url}${st.path}?offset=${offset}${cap}`,
-                                { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-        const body = Buffer.from(await res.arrayBuffer());
+        const target = `${ctx.server.url}${st.path}?offset=${offset}${cap}`;
+        let res;
+        let body;
+        try {
+            res = await fetch(target, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+            body = Buffer.from(await res.arrayBuffer());
+        } catch (err) {
+            throw new Error(`GET ${target} failed: ${err.message} (${err.cause?.code ?? ''} ${err.cause?.message ?? ''}); ` +
+                            `server ${ctx.server.alive() ? 'running' : `exited ${JSON.stringify(ctx.server.child?.exited)}`}` +
+                            `\n${ctx.server.tail()}`);
+        }
         if (res.status !== 200) throw new Error(`${st.path}?offset=${offset}: ${res.status} ${body.toString().slice(0, 200)}`);
         const next = res.headers.get('stream-next-offset');
         const nextN = Number(next);
@@ -622,7 +636,8 @@ async function verifyAll(ctx, streams, producers, opts) {
         doubtKeys.get(w.stream).add(key);
         const m = found.get(w.stream).get(key);
         if (m && m.len !== w.len) {
-            ctx.problem('corrupt', `${w.stream.path}: write in doubt ${key} present with length ${m.len}, written with ${w.len}`);
+            ctx.problem('corrupt', `${w.stream.path}: write in doubt ${key} present with length ${m.len}, written with ${w.len}`,
+                        `${w.stream.path} ${key}`);
         }
         if (opts.resolveInDoubt) {
             w.doubt = m ? { present: true, start: m.start, end: m.end } : { present: false };
@@ -636,7 +651,8 @@ async function verifyAll(ctx, streams, producers, opts) {
         const doubt = doubtKeys.get(st) ?? new Set();
         for (const [key, m] of found.get(st)) {
             if (!ackedKeys.has(key) && !doubt.has(key)) {
-                ctx.problem('phantoms', `${st.path}: message ${key} at [${m.start},${m.end}) was neither acknowledged nor in doubt`);
+                ctx.problem('phantoms', `${st.path}: message ${key} at [${m.start},${m.end}) was neither acknowledged nor in doubt`,
+                            `${st.path} ${key}`);
             }
         }
     }
@@ -661,7 +677,7 @@ async function verifyStream(ctx, st, { full, maxBytes }) {
     while (at < bytes.length) {
         const m = parseMessage(st, bytes, at);
         if (m.error) {
-            problem('corrupt', `${st.path} at offset ${at} of ${bytes.length}: ${m.error}`);
+            problem('corrupt', `${st.path} at offset ${at} of ${bytes.length}: ${m.error}`, `${st.path} ${at}`);
             break;
         }
         msgs.push({ k: m.k, e: m.e, s: m.s, len: m.len, start: at, end: at + m.size });
@@ -674,13 +690,15 @@ async function verifyStream(ctx, st, { full, maxBytes }) {
     for (const m of msgs) {
         const key = `${m.k}|${m.e}|${m.s}`;
         if (byKey.has(key)) {
-            problem('duplicates', `${st.path}: message ${key} at [${byKey.get(key).start},${byKey.get(key).end}) and again at [${m.start},${m.end})`);
+            problem('duplicates', `${st.path}: message ${key} at [${byKey.get(key).start},${byKey.get(key).end}) and again at [${m.start},${m.end})`,
+                    `${st.path} ${key} ${m.start}`);
             continue;
         }
         byKey.set(key, m);
         const last = lastByProducer.get(m.k);
         if (last && (m.e < last.e || (m.e === last.e && m.s <= last.s))) {
-            problem('orderViolations', `${st.path}: producer p${m.k} e${m.e} s${m.s} at ${m.start} follows e${last.e} s${last.s}`);
+            problem('orderViolations', `${st.path}: producer p${m.k} e${m.e} s${m.s} at ${m.start} follows e${last.e} s${last.s}`,
+                    `${st.path} ${key}`);
         }
         lastByProducer.set(m.k, m);
     }
@@ -690,16 +708,19 @@ async function verifyStream(ctx, st, { full, maxBytes }) {
         const key = `${a.k}|${a.e}|${a.s}`;
         const m = byKey.get(key);
         if (!m) {
-            problem('losses', `${st.path}: acknowledged write ${key} [${a.start},${a.end}) is missing (stream has ${bytes.length} bytes)`);
+            problem('losses', `${st.path}: acknowledged write ${key} [${a.start},${a.end}) is missing (stream has ${bytes.length} bytes)`,
+                    `${st.path} ${key}`);
             continue;
         }
         if (m.start !== a.start || m.end !== a.end || m.len !== a.len) {
-            problem('misplaced', `${st.path}: write ${key} acknowledged at [${a.start},${a.end}) is at [${m.start},${m.end})`);
+            problem('misplaced', `${st.path}: write ${key} acknowledged at [${a.start},${a.end}) is at [${m.start},${m.end})`,
+                    `${st.path} ${key}`);
             continue;
         }
         const prev = lastAckEnd.get(a.k);
         if (prev !== undefined && a.start < prev) {
-            problem('orderViolations', `${st.path}: p${a.k}'s acknowledged write ${key} at ${a.start} precedes its earlier one ending at ${prev}`);
+            problem('orderViolations', `${st.path}: p${a.k}'s acknowledged write ${key} at ${a.start} precedes its earlier one ending at ${prev}`,
+                    `${st.path} ack ${key}`);
         }
         lastAckEnd.set(a.k, a.end);
         if (full) stats.verified++;

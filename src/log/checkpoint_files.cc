@@ -1,0 +1,98 @@
+#include "log/checkpoint_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <spdlog/spdlog.h>
+
+namespace dstream::log {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool write_all(int fd, const char* data, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, data, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        data += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+bool parse_name(const fs::path& p, std::uint32_t& group, std::uint64_t& index) {
+    unsigned g = 0;
+    unsigned long long i = 0;
+    char tail[8] = {};
+    if (std::sscanf(p.filename().c_str(), "g%5u-%20llu.%5s", &g, &i, tail) != 3 ||
+        std::string(tail) != "ckpt") {
+        return false;
+    }
+    group = g;
+    index = i;
+    return true;
+}
+
+}  // namespace
+
+checkpoint_files::checkpoint_files(fs::path dir) : _dir(std::move(dir)) { fs::create_directories(_dir); }
+
+status checkpoint_files::write(std::uint32_t group, std::uint64_t index,
+                               const state::checkpoint_image& image) {
+    char name[64];
+    std::snprintf(name, sizeof name, "g%05u-%020llu.ckpt", group, static_cast<unsigned long long>(index));
+    const fs::path target = _dir / name;
+    const fs::path tmp = target.string() + ".tmp";
+    const auto failed = [&] {
+        ::unlink(tmp.c_str());
+        spdlog::error("cannot write checkpoint {}: {}", target.string(), std::strerror(errno));
+        return make_error(protocol::error_code::internal, "checkpoint write failed");
+    };
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return failed();
+    uLong crc = crc32(0L, Z_NULL, 0);
+    bool ok = true;
+    for (const auto& piece : image.pieces) {
+        crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data), static_cast<uInt>(piece.size));
+        if (!write_all(fd, piece.data, piece.size)) {
+            ok = false;
+            break;
+        }
+    }
+    char trailer[4];
+    for (int i = 0; i < 4; ++i) trailer[i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+    ok = ok && write_all(fd, trailer, 4) && ::fdatasync(fd) == 0;
+    ::close(fd);
+    if (!ok) return failed();
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) return failed();
+    if (const int dfd = ::open(_dir.c_str(), O_RDONLY | O_DIRECTORY); dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+    for (const auto& e : fs::directory_iterator(_dir, ec)) {
+        std::uint32_t g = 0;
+        std::uint64_t i = 0;
+        if (parse_name(e.path(), g, i) && g == group && i < index) fs::remove(e.path(), ec);
+    }
+    return ok_status();
+}
+
+std::map<std::uint32_t, checkpoint_files::entry> checkpoint_files::newest() const {
+    std::map<std::uint32_t, entry> out;
+    for (const auto& e : fs::directory_iterator(_dir)) {
+        std::uint32_t g = 0;
+        std::uint64_t i = 0;
+        if (!parse_name(e.path(), g, i)) continue;
+        auto& slot = out[g];
+        if (slot.path.empty() || i > slot.index) slot = entry{i, e.path()};
+    }
+    return out;
+}
+
+}  // namespace dstream::log

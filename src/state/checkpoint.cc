@@ -1,0 +1,160 @@
+// Checkpoints of a group's state machine (docs/disk-format.md): what a Raft
+// snapshot will be later. Metadata, producer state, references to cold
+// chunks and the hot tails; never the cold bytes.
+#include <zlib.h>
+
+#include "base/binary.h"
+#include "protocol/content_type.h"
+#include "state/group_state.h"
+
+namespace dstream::state {
+namespace {
+
+constexpr std::string_view checkpoint_magic = "DSTRCKP1";
+
+storage::byte_slice own(std::string bytes) {
+    auto owned = std::make_shared<std::string>(std::move(bytes));
+    const char* data = owned->data();
+    const std::size_t size = owned->size();
+    return storage::byte_slice{std::move(owned), data, size};
+}
+
+void put_optional(binary_writer& w, const std::optional<std::uint64_t>& v) {
+    w.put_u8(v ? 1 : 0);
+    if (v) w.put_u64(*v);
+}
+
+bool get_optional(binary_reader& r, std::optional<std::uint64_t>& v) {
+    std::uint8_t present = 0;
+    if (!r.get_u8(present)) return false;
+    if (present == 0) return true;
+    std::uint64_t value = 0;
+    if (!r.get_u64(value)) return false;
+    v = value;
+    return true;
+}
+
+}  // namespace
+
+checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint64_t index) const {
+    checkpoint_image image;
+    binary_writer head;
+    head.put_u32(group);
+    head.put_u64(index);
+    head.put_u64(_history_id);
+    head.put_u64(_streams.size());
+    image.pieces.push_back(own(std::string(checkpoint_magic) + std::move(head).take()));
+    for (const auto& [key, s] : _streams) {
+        binary_writer w;
+        w.put_string(key);
+        w.put_string(s->content_type);
+        put_optional(w, s->expiry.ttl_seconds);
+        std::optional<std::uint64_t> expires;
+        if (s->expiry.expires_at) expires = static_cast<std::uint64_t>(*s->expiry.expires_at);
+        put_optional(w, expires);
+        w.put_u64(s->incarnation);
+        w.put_u64(static_cast<std::uint64_t>(s->created_at_ms));
+        w.put_u64(static_cast<std::uint64_t>(s->last_write_ms));
+        w.put_u8(s->closed ? 1 : 0);
+        w.put_u8(s->last_stream_seq ? 1 : 0);
+        if (s->last_stream_seq) w.put_string(*s->last_stream_seq);
+        w.put_u64(s->producers.size());
+        for (const auto& [id, p] : s->producers) {
+            w.put_string(id);
+            w.put_u64(p.epoch);
+            w.put_u64(p.last_seq);
+            w.put_u64(p.last_start);
+            w.put_u64(p.last_end);
+        }
+        w.put_u64(s->chunks.size());
+        for (const auto& c : s->chunks) {
+            w.put_u64(c.start);
+            w.put_u64(c.end);
+            w.put_string(c.object_key);
+        }
+        const std::uint64_t hot_start = s->cold_end();
+        w.put_u64(hot_start);
+        w.put_u64(s->tail() - hot_start);
+        image.pieces.push_back(own(std::move(w).take()));
+        s->bytes.read(hot_start, s->tail() - hot_start, image.pieces);
+    }
+    // The trailer's CRC is computed by the writer over every piece before it.
+    return image;
+}
+
+result<group_state> group_state::restore_checkpoint(std::string_view bytes, std::uint32_t& group,
+                                                    std::uint64_t& index) {
+    const auto bad = [](const char* what) {
+        return make_error(protocol::error_code::internal, std::string("checkpoint ") + what);
+    };
+    if (bytes.size() < checkpoint_magic.size() + 4 || bytes.substr(0, checkpoint_magic.size()) != checkpoint_magic) {
+        return bad("has a bad header");
+    }
+    const std::string_view body = bytes.substr(0, bytes.size() - 4);
+    binary_reader trailer(bytes.substr(bytes.size() - 4));
+    std::uint32_t stored_crc = 0;
+    trailer.get_u32(stored_crc);
+    const auto crc = static_cast<std::uint32_t>(
+        crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(body.data()),
+              static_cast<uInt>(body.size())));
+    if (crc != stored_crc) return bad("fails its checksum");
+
+    binary_reader r(body.substr(checkpoint_magic.size()));
+    group_state state;
+    std::uint64_t count = 0;
+    if (!r.get_u32(group) || !r.get_u64(index) || !r.get_u64(state._history_id) || !r.get_u64(count)) {
+        return bad("is truncated");
+    }
+    for (std::uint64_t i = 0; i < count; ++i) {
+        std::string key;
+        auto s = std::make_unique<stream>();
+        std::optional<std::uint64_t> expires;
+        std::uint64_t created = 0, last_write = 0, producers = 0, chunks = 0, hot_start = 0, hot_len = 0;
+        std::uint8_t closed = 0, has_seq = 0;
+        if (!r.get_string(key) || !r.get_string(s->content_type) ||
+            !get_optional(r, s->expiry.ttl_seconds) || !get_optional(r, expires) ||
+            !r.get_u64(s->incarnation) || !r.get_u64(created) || !r.get_u64(last_write) ||
+            !r.get_u8(closed) || !r.get_u8(has_seq)) {
+            return bad("is truncated");
+        }
+        if (expires) s->expiry.expires_at = static_cast<protocol::unix_ms>(*expires);
+        s->json = protocol::is_json_media_type(s->content_type);
+        s->created_at_ms = static_cast<protocol::unix_ms>(created);
+        s->last_write_ms = static_cast<protocol::unix_ms>(last_write);
+        s->closed = closed != 0;
+        if (has_seq != 0) {
+            s->last_stream_seq.emplace();
+            if (!r.get_string(*s->last_stream_seq)) return bad("is truncated");
+        }
+        if (!r.get_u64(producers)) return bad("is truncated");
+        for (std::uint64_t p = 0; p < producers; ++p) {
+            std::string id;
+            protocol::producer_record rec;
+            if (!r.get_string(id) || !r.get_u64(rec.epoch) || !r.get_u64(rec.last_seq) ||
+                !r.get_u64(rec.last_start) || !r.get_u64(rec.last_end)) {
+                return bad("is truncated");
+            }
+            s->producers.emplace(std::move(id), rec);
+        }
+        if (!r.get_u64(chunks)) return bad("is truncated");
+        for (std::uint64_t c = 0; c < chunks; ++c) {
+            chunk_ref ref;
+            if (!r.get_u64(ref.start) || !r.get_u64(ref.end) || !r.get_string(ref.object_key)) {
+                return bad("is truncated");
+            }
+            s->chunks.push_back(std::move(ref));
+        }
+        std::string hot;
+        if (!r.get_u64(hot_start) || !r.get_u64(hot_len) || !r.get_bytes(hot_len, hot) ||
+            hot_start != s->cold_end()) {
+            return bad("is truncated");
+        }
+        s->bytes = storage::hot_bytes(hot_start);
+        s->bytes.append(hot);
+        state._streams.emplace(std::move(key), std::move(s));
+    }
+    if (!r.at_end()) return bad("has trailing bytes");
+    return state;
+}
+
+}  // namespace dstream::state
