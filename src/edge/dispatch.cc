@@ -33,7 +33,12 @@ boost::asio::awaitable<void> answer_error(exchange& ex, error_code code, std::st
 boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request& req,
                                       service::stream_service& service,
                                       const edge_options& options) {
-    const std::string_view target(req.target().data(), req.target().size());
+    std::string_view target(req.target().data(), req.target().size());
+    // RFC 9112 3.2.2: an absolute-form target names the authority itself.
+    if (target.starts_with("http://") || target.starts_with("https://")) {
+        const auto path = target.find('/', target.find("//") + 2);
+        target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+    }
     const auto question = target.find('?');
     auto resolved = resolve_route(target.substr(0, question));
     auto query = query_params::parse(question == std::string_view::npos
@@ -41,6 +46,11 @@ boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request&
                                          : target.substr(question + 1));
     exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
                 query ? std::move(*query) : query_params{}, &service, options);
+    // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
+    if (req.version() >= 11 && req.count(http::field::host) == 0) {
+        co_await answer_error(ex, error_code::invalid_request, "missing Host header");
+        co_return ex.closing();
+    }
     if (!resolved) {
         co_await answer_error(ex, resolved.err().code, resolved.err().message);
         co_return ex.closing();

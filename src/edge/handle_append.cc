@@ -81,9 +81,12 @@ boost::asio::awaitable<void> handle_append(exchange& ex) {
     response res =
         ex.make_response(fresh_producer_write ? http::status::ok : http::status::no_content);
     res.set(hdr::stream_incarnation, std::to_string(*r.incarnation));
-    set_offset_header(res, hdr::stream_next_offset, r.next_offset);
     if (r.closed) res.set(hdr::stream_closed, "true");
-    if (r.producer_write) add_producer_answer(res, r);
+    if (r.producer_write) {
+        add_producer_answer(res, r);
+    } else {
+        set_offset_header(res, hdr::stream_next_offset, r.next_offset);
+    }
     co_await ex.send(res);
 }
 

@@ -27,6 +27,29 @@ void append_data_event(std::string& out, const service::stream_view& view, repre
     protocol::append_sse_event(out, "data", payload);
 }
 
+// A text event must hold whole UTF-8 characters (extensions 9.3): drop an
+// incomplete sequence at the end of a shortened read; the next event starts
+// with it.
+void end_on_character(service::stream_view& view) {
+    if (view.next == view.tail || view.data.empty()) return;
+    std::string_view last = view.data.back().view();
+    std::size_t back = 0;
+    // Walk back over continuation bytes to the sequence's lead byte.
+    while (back < 3 && back < last.size() &&
+           (static_cast<unsigned char>(last[last.size() - 1 - back]) & 0xC0) == 0x80) {
+        ++back;
+    }
+    if (back >= last.size()) return;
+    const auto lead = static_cast<unsigned char>(last[last.size() - 1 - back]);
+    const std::size_t need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (need > back + 1) {
+        const std::size_t drop = back + 1;
+        view.data.back().size -= drop;
+        view.next -= drop;
+        if (view.data.back().size == 0) view.data.pop_back();
+    }
+}
+
 }  // namespace
 
 boost::asio::awaitable<void> handle_sse(exchange& ex) {
@@ -46,6 +69,20 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
     }
     const representation rep = representation_for(view, ex.target().where);
     const bool base64 = rep == representation::bytes && !protocol::is_text_for_sse(view.content_type);
+    // On a text SSE read a smaller max_bytes is raised to 4, so an event can
+    // hold a whole UTF-8 character (extensions 9.3).
+    if (!base64 && params->max_bytes_given && params->max_bytes < 4) {
+        params->max_bytes = 4;
+        const service::read_request wider = make_read_request(ex, *params, params->start);
+        view = co_await ex.service().read(wider);
+        if (view.refusal) {
+            response res = ex.make_error(*view.refusal);
+            co_await ex.send(res);
+            co_return;
+        }
+    }
+    const bool text_events = !base64 && rep != representation::json_array;
+    if (text_events) end_on_character(view);
     const std::uint64_t incarnation = view.incarnation;
 
     response res = ex.make_response(http::status::ok);
@@ -73,7 +110,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
             control.up_to_date = view.up_to_date();
             control.closed = view.reached_closed_tail();
             if (!control.closed) control.cursor = live_cursor(*params);
-            events += "event: control\ndata:" + protocol::render_control_event(control) + "\n\n";
+            protocol::append_sse_event(events, "control", protocol::render_control_event(control));
         }
         first = false;
         if (!events.empty() && !co_await ex.send_chunk(events)) co_return;
@@ -88,6 +125,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         const service::read_request next = make_read_request(
             ex, again, protocol::read_start{protocol::read_start::kind::position, from});
         view = co_await ex.service().read(next);
+        if (!view.refusal && text_events) end_on_character(view);
         if (view.refusal) {
             // extensions 11: a live read that ends in error sends the error body as an event.
             const response err = ex.make_error(*view.refusal);

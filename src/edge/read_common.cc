@@ -107,8 +107,8 @@ result<read_params> parse_read_params(const exchange& ex) {
         const auto& t = **max_bytes;
         auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
         if (ec == std::errc() && ptr == t.data() + t.size()) {
-            const std::uint64_t floor = p.live == read_params::live_mode::none ? 1 : 4;
-            p.max_bytes = std::clamp<std::uint64_t>(n, floor, cap);
+            p.max_bytes = std::clamp<std::uint64_t>(n, 1, cap);
+            p.max_bytes_given = true;
         }
     }
 

@@ -26,6 +26,7 @@ struct read_params {
     std::optional<std::string> cursor;
     std::chrono::milliseconds long_poll_timeout{1000};
     std::uint64_t max_bytes = 0;  // already clamped to the cap
+    bool max_bytes_given = false;
     std::optional<std::uint64_t> if_incarnation;
 };
 result<read_params> parse_read_params(const exchange& ex);

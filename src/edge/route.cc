@@ -23,7 +23,8 @@ constexpr std::string_view operator_prefix = "/__ursula/";
 status check_stream_id(std::string_view id) {
     const auto bad = [](std::string msg) { return make_error(error_code::invalid_stream_id, std::move(msg)); };
     if (id.empty()) return bad("stream id is empty");
-    if (id.find('\0') != std::string_view::npos || id.find("..") != std::string_view::npos) {
+    if (id.find('\0') != std::string_view::npos || id.find('/') != std::string_view::npos ||
+        id.find("..") != std::string_view::npos) {
         return bad("stream id contains a reserved sequence");
     }
     if (id == "streams") return bad("stream id 'streams' is reserved");

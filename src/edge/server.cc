@@ -9,6 +9,8 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <spdlog/spdlog.h>
 
+#include <limits>
+
 #include "edge/dispatch.h"
 
 namespace dstream::edge {
@@ -81,7 +83,9 @@ asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
         while (true) {
             http::request_parser<http::string_body> parser;
             parser.header_limit(64 * 1024);
-            parser.body_limit(_options.max_request_bytes);
+            // No body limit while the head is read: the parser would refuse an
+            // oversized Content-Length as malformed; the typed 413 comes below.
+            parser.body_limit(std::numeric_limits<std::uint64_t>::max());
             boost::system::error_code ec;
 
             stream.expires_after(_options.idle_timeout);
@@ -92,6 +96,7 @@ asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
                 break;
             }
             if (ec) {
+                spdlog::debug("unparseable request head: {}", ec.message());
                 co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
                                           "malformed HTTP request");
                 break;
@@ -101,6 +106,14 @@ asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
                 length && *length > _options.max_request_bytes) {
                 co_await send_early_error(stream, _options, protocol::error_code::request_too_large,
                                           "request body exceeds the server's limit");
+                break;
+            }
+            parser.body_limit(_options.max_request_bytes);
+            // Only chunked is a transfer coding we read; anything else would
+            // leave the body in the stream to be taken for the next request.
+            if (head.count(http::field::transfer_encoding) > 0 && !parser.chunked()) {
+                co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
+                                          "unsupported Transfer-Encoding");
                 break;
             }
             if (beast::iequals(head[http::field::expect], "100-continue")) {

@@ -41,7 +41,12 @@ response render_refusal(const exchange& ex, const state::apply_result& r) {
 void add_producer_answer(response& res, const state::apply_result& r) {
     if (r.producer_epoch) set_header(res, hdr::producer_epoch, std::to_string(*r.producer_epoch));
     if (r.producer_seq) set_header(res, hdr::producer_seq, std::to_string(*r.producer_seq));
+    if (r.receipt_evicted) {
+        set_header(res, hdr::producer_outcome, "receipt-evicted");
+        return;
+    }
     set_offset_header(res, hdr::stream_offset, r.start_offset);
+    set_offset_header(res, hdr::stream_next_offset, r.next_offset);
 }
 
 }  // namespace dstream::edge

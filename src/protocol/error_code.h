@@ -68,6 +68,12 @@ enum class error_code : std::uint8_t {
 #undef DSTREAM_X
 };
 
+inline constexpr std::uint8_t error_code_count = 0
+#define DSTREAM_X(name, wire, status, refusal) +1
+    DSTREAM_ERROR_CODES(DSTREAM_X)
+#undef DSTREAM_X
+    ;
+
 // The stable wire code, e.g. "STREAM_NOT_FOUND".
 std::string_view wire_code(error_code code);
 // The HTTP status the code is answered with.

@@ -6,14 +6,18 @@ namespace dstream::protocol {
 
 void append_sse_event(std::string& out, std::string_view name, std::string_view payload) {
     out.append("event: ").append(name).append("\n");
+    // A reader drops one space after "data:", so a line that starts with a
+    // space gets one more (clients of the base protocol expect "data:" with
+    // no space otherwise). A payload that ends in a line break gets a last,
+    // empty data line, so the reader rebuilds the break.
     std::size_t pos = 0;
     while (true) {
         const std::size_t brk = payload.find_first_of("\r\n", pos);
-        out.append("data:").append(payload.substr(pos, brk - pos)).append("\n");
+        const std::string_view line = payload.substr(pos, brk - pos);
+        out.append(line.starts_with(' ') ? "data: " : "data:").append(line).append("\n");
         if (brk == std::string_view::npos) break;
         pos = brk + 1;
         if (payload[brk] == '\r' && pos < payload.size() && payload[pos] == '\n') ++pos;
-        if (pos == payload.size()) break;  // a final line break ends the last line
     }
     out.append("\n");
 }

@@ -23,6 +23,9 @@ struct apply_result {
     std::optional<error> refusal;
     write_kind kind = write_kind::none;
     bool producer_write = false;
+    // A repeat of an older producer write whose range is no longer kept
+    // (extensions 5.3: 204 with Producer-Outcome: receipt-evicted, no range).
+    bool receipt_evicted = false;
 
     // The stream that answered; absent when there is none.
     std::optional<std::uint64_t> incarnation;

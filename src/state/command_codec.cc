@@ -15,7 +15,7 @@ void put_optional_u64(binary_writer& w, const std::optional<std::uint64_t>& v) {
 
 bool get_optional_u64(binary_reader& r, std::optional<std::uint64_t>& v) {
     std::uint8_t present = 0;
-    if (!r.get_u8(present)) return false;
+    if (!r.get_u8(present) || present > 1) return false;
     if (present == 0) return true;
     std::uint64_t value = 0;
     if (!r.get_u64(value)) return false;
@@ -146,6 +146,7 @@ bool decode_body(binary_reader& r, command_body& body) {
                 std::uint8_t code = 0;
                 c.content_fault.emplace();
                 if (!r.get_u8(code) || !r.get_string(c.content_fault->message)) return false;
+                if (code >= protocol::error_code_count) return false;
                 c.content_fault->code = static_cast<protocol::error_code>(code);
             }
             body = std::move(c);

@@ -151,6 +151,10 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
                     r.start_offset = record->last_start;
                     r.next_offset = record->last_end;
                     r.closed = s->closed && record->last_end == s->tail();
+                } else {
+                    r.receipt_evicted = true;
+                    r.start_offset = r.next_offset = 0;  // no range: it is not kept
+                    r.closed = false;
                 }
                 return r;
             case protocol::producer_verdict::stale_epoch:
@@ -174,7 +178,16 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
 
     if (s->closed) {
         if (close_only) {
-            r.kind = write_kind::appended;  // closing a closed stream is idempotent
+            // Closing a closed stream is idempotent (base protocol 5.2); a
+            // producer's close still counts as its write, at the tail.
+            r.kind = write_kind::appended;
+            r.start_offset = s->tail();
+            if (c.producer) {
+                protocol::producer_record& p = s->producers[c.producer->id];
+                p = protocol::producer_record{c.producer->epoch, c.producer->seq, s->tail(), s->tail()};
+                r.producer_epoch = p.epoch;
+                r.producer_seq = p.last_seq;
+            }
             return r;
         }
         r.refusal = make_error(error_code::stream_closed, "stream is closed");

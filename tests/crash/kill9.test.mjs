@@ -12,10 +12,19 @@
 // that lost an answer then repeat that write with the same (epoch, seq): the
 // server must answer 200 if it is absent and 204 (same offsets) if present.
 //
+// Every QUIET_EVERY-th round is long (past the server's 5 s idle sweep, which
+// checkpoints every group) and writes to a quarter of the streams only, so
+// that some groups go idle, get checkpointed and lose their WAL segments
+// before the kill; the next rounds write to them again. With the small
+// thresholds of SERVER_ARGS, WAL segments roll and are deleted, groups
+// checkpoint and hot tails flush to chunk files all through the test.
+//
 // Environment: DSTREAM_BIN (required), CRASH_ROUNDS (kills, default 20),
 // CRASH_TIME_BUDGET_MS (rounds stop starting after it, default 120000),
 // CRASH_SEED (default random; printed), CRASH_STREAMS, CRASH_JSON_STREAMS,
-// CRASH_PRODUCERS, CRASH_KEEP_DIR=1 (keep the data dir on failure).
+// CRASH_PRODUCERS, CRASH_SERVER_ARGS (extra `dstream serve` flags; empty for
+// the server's defaults), CRASH_QUIET_EVERY (0: no long rounds),
+// CRASH_KEEP_DIR=1 (keep the data dir on failure), CRASH_VERBOSE=1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -42,6 +51,13 @@ const STREAMS_PER_PRODUCER = 3;
 const SEED = envInt('CRASH_SEED', randomInt(1, 2 ** 31));
 const KILL_MIN_MS = 100;
 const KILL_MAX_MS = 1500;
+const QUIET_EVERY = envInt('CRASH_QUIET_EVERY', 5);
+const QUIET_KILL_MIN_MS = 5600;  // the server's idle sweep runs every 5 s
+const QUIET_KILL_MAX_MS = 6500;
+const QUIET_STREAM_SHARE = 0.25;
+const SERVER_ARGS = (process.env.CRASH_SERVER_ARGS ??
+    '--wal-segment-bytes 262144 --checkpoint-bytes 262144 --hot-bytes 1048576')
+    .split(/\s+/).filter(Boolean);
 const MAX_LEN = 4096;
 const EPOCH_BUMP_PROBABILITY = 0.15;
 const READ_CONCURRENCY = 8;
@@ -199,7 +215,7 @@ class Server {
         this.port = port;
         const started = Date.now();
         const child = spawn(this.bin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dir,
-                                       '--log-level', 'info'],
+                                       '--log-level', 'info', ...SERVER_ARGS],
                             { stdio: ['ignore', 'pipe', 'pipe'] });
         this.child = child;
         this.exit = new Promise((resolve) => child.on('exit', (code, signal) => {
@@ -370,18 +386,23 @@ async function run(server) {
                 }
             }
         }
-        const killAt = master.int(KILL_MIN_MS, KILL_MAX_MS);
+        // A quiet round writes to a quarter of the streams, past the idle sweep.
+        const quiet = QUIET_EVERY > 0 && round % QUIET_EVERY === 3;
+        for (const st of streams) st.active = !quiet || master.next() < QUIET_STREAM_SHARE;
+        if (quiet && !streams.some((st) => st.active)) streams[0].active = true;
+        const killAt = quiet ? master.int(QUIET_KILL_MIN_MS, QUIET_KILL_MAX_MS) : master.int(KILL_MIN_MS, KILL_MAX_MS);
         const ackedBefore = stats.acknowledged;
         ctx.killed = false;
         const loops = producers.map((p) => producerLoop(ctx, p));
         await sleep(killAt);
+        ctx.killNo = stats.kills + 1;
         ctx.killed = true;
         const killedAt = Date.now();
         await server.kill9();
         stats.kills++;
         await Promise.all(loops);
         const acked = stats.acknowledged - ackedBefore;
-        const inDoubt = producers.filter((p) => p.pending).length;
+        const inDoubt = producers.filter((p) => p.pending?.lostAtKill === stats.kills).length;
         stats.unanswered += inDoubt;
         if (acked === 0) problem('roundsWithoutAcks', `round ${round}: no write was acknowledged in ${killAt} ms`);
 
@@ -396,7 +417,10 @@ async function run(server) {
                         { full: false, resolveInDoubt: true, maxBytes: master.int(32 << 10, 1 << 20) });
         stats.verifyMsMax = Math.max(stats.verifyMsMax, Date.now() - v0);
         rounds.push({ round, killAt, acked, inDoubt, restartMs: restart.ms });
-        if (process.env.CRASH_VERBOSE) console.log(`round ${round}: kill at ${killAt} ms, ${acked} acknowledged, ${inDoubt} in doubt, restart ${restart.ms} ms`);
+        if (process.env.CRASH_VERBOSE) {
+            console.log(`round ${round}${quiet ? ' (quiet)' : ''}: kill at ${killAt} ms, ${acked} acknowledged, ` +
+                        `${inDoubt} in doubt, restart ${restart.ms} ms`);
+        }
         if (ctx.abort) break;
         await staleEpochProbe(ctx, producers, master);
     }
@@ -405,6 +429,7 @@ async function run(server) {
     // present), then verify everything from scratch.
     if (!ctx.abort) {
         ctx.killed = false;
+        for (const st of streams) st.active = true;
         await Promise.all(producers.map((p) => producerLoop(ctx, p, { onlyPending: true })));
     }
     const vf = Date.now();
@@ -426,7 +451,8 @@ async function run(server) {
         `torn_tails=${server.tornTails} down_ms_max=${stats.downMsMax} verify_ms_max=${stats.verifyMsMax} ` +
         `final_verify_ms=${finalVerifyMs} wal_records=${lastRecovery?.records ?? 0} ` +
         `wal_bytes=${lastRecovery?.bytes ?? 0} recover_ms_max=${Math.max(0, ...recov.map((r) => r.ms))} ` +
-        `streams=${streams.length} producers=${PRODUCERS} seed=${SEED} elapsed_ms=${elapsed}`);
+        `streams=${streams.length} producers=${PRODUCERS} seed=${SEED} elapsed_ms=${elapsed} ` +
+        `server_args="${SERVER_ARGS.join(' ')}"`);
     if (problems.length) {
         console.log(`crash_kill9: problems (first ${problems.length}):\n  ${problems.join('\n  ')}`);
         console.log(`crash_kill9: server log tail:\n${server.tail()}`);
@@ -454,7 +480,9 @@ function sha256(buf) {
 // ---------------------------------------------------------------- producers
 
 function newWrite(p) {
-    const pair = p.pairs[p.rand.int(0, p.pairs.length - 1)];
+    const pairs = p.pairs.filter((x) => x.stream.active);
+    if (!pairs.length) return null;
+    const pair = pairs[p.rand.int(0, pairs.length - 1)];
     const len = p.rand.int(1, MAX_LEN);
     const { body, stored } = makeMessage(pair.stream, p.k, pair.epoch, pair.seq, len);
     return { pair, stream: pair.stream, epoch: pair.epoch, seq: pair.seq, len, body, storedSize: stored.length,
@@ -468,8 +496,10 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
         if (!p.pending) {
             if (onlyPending) return;
             p.pending = newWrite(p);
+            if (!p.pending) return;  // none of its streams is written this round
         }
         const w = p.pending;
+        if (!w.stream.active) return;  // repeated in a round that writes to its stream
         const url = ctx.server.url + w.stream.path;
         w.attempts++;
         let res;
@@ -486,7 +516,10 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
                 signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
             });
         } catch (err) {
-            if (ctx.killed) return;  // the answer is lost: the write stays in doubt
+            if (ctx.killed) {
+                w.lostAtKill = ctx.killNo;
+                return;  // the answer is lost: the write stays in doubt
+            }
             if (err.name === 'TimeoutError') {
                 problem('unexpectedAnswers', `${p.id} ${w.stream.path} e${w.epoch} s${w.seq}: no answer in ${REQUEST_TIMEOUT_MS} ms`);
                 ctx.abort = true;
@@ -641,7 +674,9 @@ async function verifyAll(ctx, streams, producers, opts) {
         }
         if (opts.resolveInDoubt) {
             w.doubt = m ? { present: true, start: m.start, end: m.end } : { present: false };
-            if (m) ctx.stats.unansweredPresent++; else ctx.stats.unansweredAbsent++;
+            if (w.lostAtKill === ctx.stats.kills) {
+                if (m) ctx.stats.unansweredPresent++; else ctx.stats.unansweredAbsent++;
+            }
         }
     }
 

@@ -787,12 +787,6 @@ TEST(GroupStateProducer, CloseOnlyProducerWriteOnOpenStream) {
 }
 
 TEST(GroupStateProducer, CloseOnlyProducerWriteOnClosedStreamHasAnEmptyReceiptAtTheTail) {
-    GTEST_SKIP() << "BUG: state/group_state.cc apply_append: a close-only producer write (empty "
-                    "body, close, fresh (id,epoch,seq)) on an already-closed stream returns "
-                    "kind=appended with start_offset left at 0 and no producer_epoch/"
-                    "producer_seq; the edge renders Stream-Offset: 0 and Stream-Next-Offset: "
-                    "tail, a receipt for bytes the write never wrote. Expected start_offset == "
-                    "next_offset == tail (3), producer_epoch 0, producer_seq 0";
     group t;
     t.run(make_create("text/plain", "abc", true));
     const auto r = t.run(producer_write("p", 0, 0, "", true));
@@ -805,10 +799,6 @@ TEST(GroupStateProducer, CloseOnlyProducerWriteOnClosedStreamHasAnEmptyReceiptAt
 }
 
 TEST(GroupStateProducer, CloseOnlyProducerWriteOnClosedStreamIsRememberedForTheNextSeq) {
-    GTEST_SKIP() << "BUG: state/group_state.cc apply_append: a close-only producer write that "
-                    "succeeds on an already-closed stream does not record the producer, so the "
-                    "producer's next close-only write (same epoch, seq 1) is refused with "
-                    "PRODUCER_SEQ_CONFLICT expected 0 instead of succeeding";
     group t;
     t.run(make_create("text/plain", "abc", true));
     expect_ok(t.run(producer_write("p", 0, 0, "", true)));
@@ -818,12 +808,6 @@ TEST(GroupStateProducer, CloseOnlyProducerWriteOnClosedStreamIsRememberedForTheN
 }
 
 TEST(GroupStateProducer, RepeatOfAnOlderWriteDoesNotClaimAForeignRange) {
-    GTEST_SKIP() << "BUG: state/group_state.cc apply_append (duplicate verdict): a repeat of a "
-                    "producer write older than its newest (seq < last_seq) returns start_offset "
-                    "0 and next_offset = stream tail (and closed = stream closed), which the "
-                    "edge renders as the receipt [0, tail). Extensions 5.3: the receipt must "
-                    "describe the request's own write, or the answer must be receipt-evicted "
-                    "with no range; apply_result has no way to say 'evicted'";
     group t;
     t.run(make_create("text/plain"));
     expect_ok(t.run(producer_write("p", 0, 0, "aaa")));  // [0,3)
