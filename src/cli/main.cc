@@ -5,6 +5,8 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
+#include <malloc.h>
+
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -41,6 +43,10 @@ void sweep_orphan_chunks(storage::object_store& store, const service::engine& en
 }
 
 int run_serve(const cli::serve_options& opts) {
+    // Stream blocks are up to 1 MiB: keep them in their own mappings so memory
+    // freed by a chunk flush goes back to the system instead of fragmenting
+    // the heap (glibc would otherwise raise its mmap threshold as they free).
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     spdlog::set_level(spdlog::level::from_str(opts.log_level));
     const auto [host, port] = cli::split_listen(opts.listen);
 

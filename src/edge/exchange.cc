@@ -54,6 +54,8 @@ response exchange::make_error(const error& e) const {
     response res = make_response(static_cast<http::status>(protocol::http_status(e.code)));
     res.set(http::field::content_type, "application/json");
     res.set(http::field::cache_control, "no-store");
+    // extensions 11: a 503 carries Retry-After beside its code.
+    if (res.result() == http::status::service_unavailable) res.set(http::field::retry_after, "1");
     if (!is_head()) {
         res.body() = "{\"error\":{\"code\":\"" + std::string(protocol::wire_code(e.code)) +
                      "\",\"message\":\"" + json_escape(e.message) + "\"}}";

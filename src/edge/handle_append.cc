@@ -13,7 +13,7 @@ using protocol::error_code;
 // request here. Content faults travel in the command for producer writes,
 // which the producer rules decide first.
 result<state::append> parse_append(exchange& ex) {
-    const request& req = ex.req();
+    request& req = ex.req();
     state::append c;
     c.key = ex.target().key;
 
@@ -47,7 +47,7 @@ result<state::append> parse_append(exchange& ex) {
             fault = messages.err();
         }
     } else {
-        c.body = req.body();
+        c.body = std::move(req.body());
     }
     if (fault) {
         if (!c.producer) return *fault;

@@ -13,7 +13,7 @@ using protocol::error_code;
 // Builds the create command from the request; every refusal here happens
 // before anything is proposed.
 result<state::create_stream> parse_create(exchange& ex) {
-    const request& req = ex.req();
+    request& req = ex.req();
     if (has_producer_headers(req)) {
         return make_error(error_code::invalid_producer,
                           "a create cannot carry producer headers (extensions 5.1)");
@@ -53,7 +53,7 @@ result<state::create_stream> parse_create(exchange& ex) {
             c.body = std::move(messages->stored);
         }
     } else {
-        c.body = req.body();
+        c.body = std::move(req.body());
     }
     return c;
 }

@@ -18,7 +18,7 @@ public:
     virtual ~command_log() = default;
 
     // Appends an encoded command and returns its index (1, 2, ...).
-    virtual std::uint64_t append(std::string_view record) = 0;
+    virtual std::uint64_t append(std::string record) = 0;
     virtual void on_durable(durable_handler handler) = 0;
     // Every entry up to `index` is covered by a checkpoint: the log may drop them.
     virtual void release(std::uint64_t /*index*/) {}

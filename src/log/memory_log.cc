@@ -4,7 +4,7 @@
 
 namespace dstream::log {
 
-std::uint64_t memory_log::append(std::string_view /*record*/) {
+std::uint64_t memory_log::append(std::string /*record*/) {
     const std::uint64_t index = _next_index++;
     // One notification covers every entry appended before it runs, like a
     // group commit, and it never runs inside append().

@@ -12,7 +12,7 @@ public:
     explicit memory_log(boost::asio::any_io_executor group_executor)
         : _executor(std::move(group_executor)) {}
 
-    std::uint64_t append(std::string_view record) override;
+    std::uint64_t append(std::string record) override;
     void on_durable(durable_handler handler) override { _handler = std::move(handler); }
 
 private:

@@ -2,12 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
-#include <fstream>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
@@ -31,10 +32,22 @@ void fsync_dir(const fs::path& dir) {
     if (rc != 0) throw std::runtime_error(errno_text("cannot fsync", dir));
 }
 
+// One allocation of the file's size: a segment is read whole at recovery.
 std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path.string());
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0) throw std::runtime_error(errno_text("cannot read", path));
+    std::string data(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    if (done != data.size()) throw std::runtime_error(errno_text("cannot read", path));
+    return data;
 }
 
 std::vector<std::pair<std::uint64_t, fs::path>> list_segments(const fs::path& dir) {
@@ -219,27 +232,46 @@ void node_wal::stop() {
 void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink) {
     {
         std::lock_guard lock(_mutex);
-        _queue.push_back(entry{group, index, std::move(payload), sink});
+        _queue.push_back(entry{{}, group, index, std::move(payload), sink});
+        _queue.back().header = make_wal_record_header(group, index, _queue.back().payload);
     }
     _wake.notify_one();
 }
 
-status node_wal::write_batch(const std::string& bytes) {
+status node_wal::write_batch(const std::vector<entry>& batch) {
     const std::uint64_t before = _segment_size;
-    std::size_t done = 0;
+    // Header and payload of every record, written in place (no batch copy).
+    std::vector<iovec> iov;
+    iov.reserve(batch.size() * 2);
+    std::uint64_t bytes = 0;
+    for (const auto& e : batch) {
+        iov.push_back(iovec{const_cast<char*>(e.header.data()), e.header.size()});
+        iov.push_back(iovec{const_cast<char*>(e.payload.data()), e.payload.size()});
+        bytes += e.header.size() + e.payload.size();
+    }
     int failure = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(_fd, bytes.data() + done, bytes.size() - done);
+    std::size_t first = 0;
+    while (first < iov.size()) {
+        const int count = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
+        ssize_t n = ::writev(_fd, iov.data() + first, count);
         if (n < 0) {
             if (errno == EINTR) continue;
             failure = errno;
             break;
         }
-        done += static_cast<std::size_t>(n);
+        // Skip what was written; a partial write leaves the rest of an iovec.
+        while (n > 0 && first < iov.size()) {
+            const auto take = std::min<std::size_t>(static_cast<std::size_t>(n), iov[first].iov_len);
+            iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + take;
+            iov[first].iov_len -= take;
+            n -= static_cast<ssize_t>(take);
+            if (iov[first].iov_len == 0) ++first;
+        }
+        while (first < iov.size() && iov[first].iov_len == 0) ++first;
     }
     if (failure == 0 && ::fdatasync(_fd) != 0) failure = errno;
     if (failure == 0) {
-        _segment_size += bytes.size();
+        _segment_size += bytes;
         return ok_status();
     }
     // Nothing of a failed batch may stay in the log: a later batch would
@@ -255,7 +287,6 @@ status node_wal::write_batch(const std::string& bytes) {
 
 void node_wal::writer_loop() {
     std::vector<entry> batch;
-    std::string buffer;
     while (true) {
         {
             std::unique_lock lock(_mutex);
@@ -263,12 +294,12 @@ void node_wal::writer_loop() {
             if (_queue.empty()) return;
             batch.swap(_queue);
         }
-        buffer.clear();
-        for (const auto& e : batch) append_wal_record(buffer, e.group, e.index, e.payload);
-        if (_segment_size > wal_magic.size() && _segment_size + buffer.size() > _options.segment_bytes) {
+        std::uint64_t batch_bytes = 0;
+        for (const auto& e : batch) batch_bytes += e.header.size() + e.payload.size();
+        if (_segment_size > wal_magic.size() && _segment_size + batch_bytes > _options.segment_bytes) {
             open_segment(_next_sequence);
         }
-        const status st = write_batch(buffer);
+        const status st = write_batch(batch);
         if (st) {
             _next_sequence += batch.size();
             for (const auto& e : batch) note_written(_open_segment, e.group, e.index);

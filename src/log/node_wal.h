@@ -5,6 +5,7 @@
 //
 // Threads: submit() from any group strand; one writer thread does the I/O;
 // results go back through wal_sink::on_written (called on the writer thread).
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -37,7 +38,7 @@ public:
 
 struct wal_options {
     std::filesystem::path dir;
-    std::uint64_t segment_bytes = 64u << 20;
+    std::uint64_t segment_bytes = 32u << 20;
 };
 
 struct wal_recovery {
@@ -72,6 +73,7 @@ public:
 
 private:
     struct entry {
+        std::array<char, 20> header;  // computed by the submitter, off the writer thread
         std::uint32_t group;
         std::uint64_t index;
         std::string payload;
@@ -79,7 +81,7 @@ private:
     };
 
     void writer_loop();
-    status write_batch(const std::string& bytes);
+    status write_batch(const std::vector<entry>& batch);
     void open_segment(std::uint64_t first_sequence);
     std::filesystem::path segment_path(std::uint64_t first_sequence) const;
 

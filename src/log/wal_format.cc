@@ -29,16 +29,28 @@ std::uint32_t checksum(std::string_view covered) {
 
 }  // namespace
 
+wal_record_header make_wal_record_header(std::uint32_t group, std::uint64_t index,
+                                         std::string_view payload) {
+    std::string head;
+    head.reserve(wal_record_header_bytes);
+    put_le(head, payload.size(), 4);
+    put_le(head, 0, 4);  // checksum, filled below
+    put_le(head, group, 4);
+    put_le(head, index, 8);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(head.data() + 8), 12);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size()));
+    for (int i = 0; i < 4; ++i) head[4 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+    wal_record_header out{};
+    std::memcpy(out.data(), head.data(), wal_record_header_bytes);
+    return out;
+}
+
 void append_wal_record(std::string& out, std::uint32_t group, std::uint64_t index,
                        std::string_view payload) {
-    const std::size_t start = out.size();
-    put_le(out, payload.size(), 4);
-    put_le(out, 0, 4);  // checksum, filled below
-    put_le(out, group, 4);
-    put_le(out, index, 8);
+    const wal_record_header head = make_wal_record_header(group, index, payload);
+    out.append(head.data(), head.size());
     out.append(payload);
-    const std::uint32_t crc = checksum(std::string_view(out).substr(start + 8));
-    for (int i = 0; i < 4; ++i) out[start + 4 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
 }
 
 wal_decode_status decode_wal_record(std::string_view in, wal_record& record, std::size_t& consumed) {

@@ -4,6 +4,7 @@
 // A segment starts with the 8-byte magic "DSTRWAL1". Then records:
 //   u32 payload_length | u32 crc32 | u32 group | u64 index | payload
 // little-endian; crc32 (zlib's CRC-32) covers group, index and payload.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,6 +24,11 @@ struct wal_record {
 
 void append_wal_record(std::string& out, std::uint32_t group, std::uint64_t index,
                        std::string_view payload);
+
+// The header alone; the payload follows it in the file.
+using wal_record_header = std::array<char, wal_record_header_bytes>;
+wal_record_header make_wal_record_header(std::uint32_t group, std::uint64_t index,
+                                         std::string_view payload);
 
 enum class wal_decode_status {
     ok,

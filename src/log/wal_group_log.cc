@@ -4,9 +4,9 @@
 
 namespace dstream::log {
 
-std::uint64_t wal_group_log::append(std::string_view record) {
+std::uint64_t wal_group_log::append(std::string record) {
     const std::uint64_t index = ++_last_index;
-    _wal.submit(_group, index, std::string(record), this);
+    _wal.submit(_group, index, std::move(record), this);
     return index;
 }
 

@@ -15,7 +15,7 @@ public:
                   std::uint64_t last_index)
         : _wal(wal), _group(group), _strand(std::move(strand)), _last_index(last_index) {}
 
-    std::uint64_t append(std::string_view record) override;
+    std::uint64_t append(std::string record) override;
     void on_durable(durable_handler handler) override { _handler = std::move(handler); }
     void release(std::uint64_t index) override { _wal.release(_group, index); }
 

@@ -52,6 +52,12 @@ void group::replay(std::uint64_t index, std::string_view record) {
 }
 
 void group::start() {
+    // Reads that renewed a sliding TTL before a restart were not logged: count
+    // the restart as a read, so a restart never shortens a stream's life.
+    const auto now = runtime::now_unix_ms();
+    _state.for_each_stream([&](const std::string& key, const state::stream& s) {
+        if (s.expiry.ttl_seconds) _last_read_ms[key] = now;
+    });
     if (_state.history_id() == 0) {
         std::random_device rd;
         std::uint64_t id = 0;
@@ -106,9 +112,9 @@ void group::propose(state::command_body body, write_done done) {
 }
 
 void group::append_to_log(state::command cmd, write_done done) {
-    const std::string record = state::encode_command(cmd);
+    std::string record = state::encode_command(cmd);
     _logged_since_checkpoint += record.size();
-    const std::uint64_t index = _log->append(record);
+    const std::uint64_t index = _log->append(std::move(record));
     _pending.push_back(pending_entry{index, std::move(cmd), std::move(done)});
 }
 

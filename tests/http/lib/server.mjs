@@ -46,11 +46,12 @@ export function serverBinary() {
     return bin;
 }
 
-async function startOnce(bin, extraArgs) {
-    const port = await freePort();
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'dstream-http-'));
-    const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--memory',
-                  '--log-level', 'warn', ...extraArgs];
+async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort }) {
+    const port = fixedPort ?? (await freePort());
+    const ownDir = dataDir === undefined;
+    const dir = ownDir ? mkdtempSync(path.join(os.tmpdir(), 'dstream-http-')) : dataDir;
+    const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
+                  ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...extraArgs];
     const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     const keep = (chunk) => {
@@ -67,7 +68,7 @@ async function startOnce(bin, extraArgs) {
         });
     });
     const url = `http://127.0.0.1:${port}`;
-    const cleanupDir = () => rmSync(dir, { recursive: true, force: true });
+    const cleanupDir = () => { if (ownDir) rmSync(dir, { recursive: true, force: true }); };
 
     const deadline = Date.now() + 10_000;
     while (true) {
@@ -85,8 +86,9 @@ async function startOnce(bin, extraArgs) {
     }
 
     let stopped = false;
-    return {
+    const self = {
         url,
+        dataDir: dir,
         host: '127.0.0.1',
         port,
         pid: child.pid,
@@ -103,16 +105,32 @@ async function startOnce(bin, extraArgs) {
             }
             cleanupDir();
         },
+        // Stops with SIGKILL (no shutdown work) and starts again on the same
+        // port and data dir; the returned object replaces this one.
+        async crashAndRestart() {
+            if (exited === null) {
+                child.kill('SIGKILL');
+                await exitPromise;
+            }
+            stopped = true;
+            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port });
+            if (again.failed) throw new Error(again.failed);
+            if (ownDir) { const stop = again.stop; again.stop = async () => { await stop(); rmSync(dir, { recursive: true, force: true }); }; }
+            return again;
+        },
     };
+    return self;
 }
 
 // Starts the server; retries on another port when the chosen one was taken
 // between probing and binding.
-export async function startServer({ extraArgs = [] } = {}) {
+// `memory: false` runs the durable default; `dataDir` keeps the data in a
+// directory the caller owns.
+export async function startServer({ extraArgs = [], memory = true, dataDir } = {}) {
     const bin = serverBinary();
     let last = '';
     for (let attempt = 0; attempt < 5; attempt++) {
-        const r = await startOnce(bin, extraArgs);
+        const r = await startOnce(bin, { extraArgs, memory, dataDir });
         if (!r.failed) return r;
         last = r.failed;
     }

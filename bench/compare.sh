@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# Append throughput of dstream against the reference server
+# (@durable-streams/server, the Node.js implementation), with dstream-bench.
+#
+#   bench/compare.sh [--duration S] [--warmup S] [--pairs N] [--quick]
+#                    [--streams N] [--connections C] [--body-bytes B] [--producer]
+#                    [--surface v1|bucket] [--servers LIST] [--threads N]
+#                    [--ref-file-handles N] [--dstream PATH] [--bench PATH] [--out DIR]
+#
+# Four servers, each started fresh on a free 127.0.0.1 port for every run and
+# stopped after it:
+#   reference-file    reference server, file-backed (dataDir in a temp dir)
+#   dstream-durable   build/dstream serve --data-dir TEMP (write-ahead log)
+#   reference-memory  reference server, in memory
+#   dstream-memory    build/dstream serve --memory
+# Every round runs them in that order (reference and dstream alternate); the
+# table reports medians over --pairs rounds (default 3) and the ratios
+# dstream-durable / reference-file and dstream-durable / reference-memory.
+#
+# Defaults: 500 streams, 64 connections, 1 KiB bodies, 2 s warm-up, 10 s
+# window, v1 URL layout (/v1/stream/ID) for both servers so the requests are
+# byte-for-byte the same (the reference server accepts any path; dstream also
+# serves --surface bucket). --quick: 1 round of 3 s after 1 s warm-up.
+#
+# The reference file-backed store keeps at most 100 open segment files; with
+# more streams in use at once some appends fail with 404 "Stream not found"
+# (a handle evicted between write and fsync). The table counts them as
+# errors; --ref-file-handles N (e.g. 1000) runs it with a larger pool instead.
+#
+# dstream-bench: --bench PATH, else build/dstream-bench, else built from
+# bench/load on its own into ${DSTREAM_BENCH_BUILD:-/tmp/dstream-bench-build}.
+# The reference server comes from tests/conformance/node_modules (npm ci there
+# when missing).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+COMMAND=$(printf '%q ' "$0" "$@")
+COMMAND=${COMMAND% }
+
+DURATION=10
+WARMUP=2
+PAIRS=3
+STREAMS=500
+CONNECTIONS=64
+BODY_BYTES=1024
+THREADS=1
+PRODUCER=0
+SURFACE=v1
+SERVERS="reference-file,dstream-durable,reference-memory,dstream-memory"
+DSTREAM_BIN="$ROOT/build/dstream"
+BENCH_BIN=""
+OUT=""
+REF_FILE_HANDLES=""
+
+usage() {
+    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
+    exit 2
+}
+
+need_value() { [[ $# -ge 2 && -n "$2" ]] || { echo "compare: $1 needs a value" >&2; exit 2; }; }
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --duration) need_value "$@"; DURATION=$2; shift 2 ;;
+        --warmup) need_value "$@"; WARMUP=$2; shift 2 ;;
+        --pairs) need_value "$@"; PAIRS=$2; shift 2 ;;
+        --streams) need_value "$@"; STREAMS=$2; shift 2 ;;
+        --connections) need_value "$@"; CONNECTIONS=$2; shift 2 ;;
+        --body-bytes) need_value "$@"; BODY_BYTES=$2; shift 2 ;;
+        --threads) need_value "$@"; THREADS=$2; shift 2 ;;
+        --surface) need_value "$@"; SURFACE=$2; shift 2 ;;
+        --servers) need_value "$@"; SERVERS=$2; shift 2 ;;
+        --dstream) need_value "$@"; DSTREAM_BIN=$2; shift 2 ;;
+        --bench) need_value "$@"; BENCH_BIN=$2; shift 2 ;;
+        --out) need_value "$@"; OUT=$2; shift 2 ;;
+        --ref-file-handles) need_value "$@"; REF_FILE_HANDLES=$2; shift 2 ;;
+        --producer) PRODUCER=1; shift ;;
+        --quick) PAIRS=1; DURATION=3; WARMUP=1; shift ;;
+        -h | --help) usage ;;
+        *) echo "compare: unknown argument '$1'" >&2; usage ;;
+    esac
+done
+
+for n in PAIRS STREAMS CONNECTIONS BODY_BYTES THREADS; do
+    [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --${n,,} must be a positive integer" >&2; exit 2; }
+done
+for n in DURATION WARMUP; do
+    [[ "${!n}" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "compare: --${n,,} must be a number of seconds" >&2; exit 2; }
+done
+[[ -z "$REF_FILE_HANDLES" || "$REF_FILE_HANDLES" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --ref-file-handles must be a positive integer" >&2; exit 2; }
+[[ "$PAIRS" -le 50 ]] || { echo "compare: --pairs is capped at 50" >&2; exit 2; }
+[[ "$SURFACE" == v1 || "$SURFACE" == bucket ]] || { echo "compare: --surface is v1 or bucket" >&2; exit 2; }
+IFS=, read -r -a SERVER_LIST <<<"$SERVERS"
+for s in "${SERVER_LIST[@]}"; do
+    case "$s" in
+        reference-file | reference-memory | dstream-durable | dstream-memory) ;;
+        *) echo "compare: unknown server '$s' in --servers" >&2; exit 2 ;;
+    esac
+done
+
+command -v node >/dev/null || { echo "compare: node is not installed (run scripts/install-deps)" >&2; exit 1; }
+command -v curl >/dev/null || { echo "compare: curl is not installed (run scripts/install-deps)" >&2; exit 1; }
+
+uses_dstream=0
+uses_reference=0
+for s in "${SERVER_LIST[@]}"; do
+    [[ "$s" == dstream-* ]] && uses_dstream=1
+    [[ "$s" == reference-* ]] && uses_reference=1
+done
+
+if [[ $uses_dstream -eq 1 && ! ( -x "$DSTREAM_BIN" && -s "$DSTREAM_BIN" ) ]]; then
+    echo "compare: '$DSTREAM_BIN' is missing or not executable; build it (cmake --build --preset default) or pass --dstream PATH" >&2
+    exit 1
+fi
+
+# The load generator.
+if [[ -z "$BENCH_BIN" ]]; then
+    if [[ -x "$ROOT/build/dstream-bench" ]]; then
+        BENCH_BIN="$ROOT/build/dstream-bench"
+    else
+        BUILD=${DSTREAM_BENCH_BUILD:-${TMPDIR:-/tmp}/dstream-bench-build}
+        echo "compare: building dstream-bench in $BUILD" >&2
+        if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
+            cmake -S "$ROOT/bench/load" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+        fi
+        cmake --build "$BUILD" >/dev/null
+        BENCH_BIN="$BUILD/dstream-bench"
+    fi
+fi
+[[ -x "$BENCH_BIN" ]] || { echo "compare: load generator '$BENCH_BIN' is not executable" >&2; exit 1; }
+
+# The reference server's package (pinned in tests/conformance/package.json).
+CONF="$ROOT/tests/conformance"
+if [[ $uses_reference -eq 1 && ! -d "$CONF/node_modules/@durable-streams/server" ]]; then
+    echo "compare: installing the reference server (npm ci in tests/conformance)" >&2
+    (cd "$CONF" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+REF_VERSION=$(node -e 'try { const p = require(process.argv[1]); console.log(p.name + "@" + p.version) } catch { console.log("n/a") }' \
+    "$CONF/node_modules/@durable-streams/server/package.json")
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dstream-compare.XXXXXX")
+RESULTS="$WORK/results.jsonl"
+: >"$RESULTS"
+SERVER_PID=""
+BENCH_PID=""
+
+stop_server() {
+    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$SERVER_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+    fi
+    [[ -n "$SERVER_PID" ]] && { wait "$SERVER_PID" 2>/dev/null || true; }
+    SERVER_PID=""
+}
+
+# shellcheck disable=SC2317  # invoked from the EXIT trap
+cleanup() {
+    local rc=$?
+    if [[ -n "$BENCH_PID" ]] && kill -0 "$BENCH_PID" 2>/dev/null; then
+        kill -TERM "$BENCH_PID" 2>/dev/null || true
+        wait "$BENCH_PID" 2>/dev/null || true
+    fi
+    stop_server
+    if [[ -n "$OUT" && -s "$RESULTS" ]]; then
+        mkdir -p "$OUT" && cp "$RESULTS" "$OUT/results.jsonl" || true
+    fi
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+    node -e '
+const s = require("net").createServer();
+s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });
+'
+}
+
+now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
+
+# start_server NAME DIR PORT: starts it in the background, sets SERVER_PID,
+# waits up to 15 s for an HTTP answer.
+start_server() {
+    local name=$1 dir=$2 port=$3
+    local log="$dir/server.log"
+    mkdir -p "$dir/data"
+    case "$name" in
+        reference-memory) node "$ROOT/bench/load/reference-server.mjs" --port "$port" >"$log" 2>&1 & ;;
+        reference-file)
+            local extra=()
+            [[ -n "$REF_FILE_HANDLES" ]] && extra=(--max-file-handles "$REF_FILE_HANDLES")
+            node "$ROOT/bench/load/reference-server.mjs" --port "$port" --data-dir "$dir/data" "${extra[@]}" >"$log" 2>&1 &
+            ;;
+        dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" >"$log" 2>&1 & ;;
+        dstream-memory) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" --memory >"$log" 2>&1 & ;;
+    esac
+    SERVER_PID=$!
+    local deadline=$(($(now_us) + 15000000))
+    until curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/"; do
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            echo "compare: $name exited before answering; its log:" >&2
+            tail -n 30 "$log" >&2 || true
+            SERVER_PID=""
+            return 1
+        fi
+        if (($(now_us) >= deadline)); then
+            echo "compare: $name did not answer on port $port within 15 s; its log:" >&2
+            tail -n 30 "$log" >&2 || true
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# run_one NAME ROUND: fresh server, one append run, stop, record.
+run_one() {
+    local name=$1 round=$2
+    local dir="$WORK/$name-$round"
+    local port surface rc json
+    port=$(free_port)
+    [[ "$port" =~ ^[0-9]+$ ]] || { echo "compare: could not pick a free port" >&2; return 1; }
+    mkdir -p "$dir"
+    start_server "$name" "$dir" "$port" || return 1
+    surface=$SURFACE
+    local args=(append --url "http://127.0.0.1:$port" --streams "$STREAMS" --connections "$CONNECTIONS"
+        --body-bytes "$BODY_BYTES" --duration "$DURATION" --warmup "$WARMUP" --surface "$surface"
+        --threads "$THREADS" --server-pid "$SERVER_PID")
+    [[ $PRODUCER -eq 1 ]] && args+=(--producer)
+    # Bounded: stream set-up may take up to 120 s, draining 10 s.
+    local limit
+    limit=$(awk -v w="$WARMUP" -v d="$DURATION" 'BEGIN { printf "%d", w + d + 150 }')
+    timeout --kill-after=5 "$limit" "$BENCH_BIN" "${args[@]}" >"$dir/bench.json" 2>"$dir/bench.txt" &
+    BENCH_PID=$!
+    if wait "$BENCH_PID"; then rc=0; else rc=$?; fi
+    BENCH_PID=""
+    stop_server
+    json=$(grep -m1 '^{"scenario"' "$dir/bench.json" || true)
+    printf '{"server":"%s","round":%d,"rc":%d,"result":%s}\n' "$name" "$round" "$rc" "${json:-null}" >>"$RESULTS"
+    printf '  %-17s ' "$name"
+    if [[ -n "$json" ]]; then
+        grep -E '^  (appends|latency|errors) ' "$dir/bench.txt" | sed 's/^  //' | tr -s ' ' | paste -sd '|' | sed 's/|/ | /g'
+    else
+        echo "FAILED (exit $rc)"
+        sed 's/^/    /' "$dir/bench.txt" >&2 || true
+    fi
+    rm -rf "$dir/data"
+}
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+START_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+echo "compare: ${#SERVER_LIST[@]} servers x $PAIRS rounds, $WARMUP s warm-up + $DURATION s each (load average now $LOAD_BEFORE)" >&2
+for round in $(seq 1 "$PAIRS"); do
+    echo "round $round/$PAIRS" >&2
+    for s in "${SERVER_LIST[@]}"; do
+        run_one "$s" "$round" >&2 || echo "  $s: could not run (see above)" >&2
+    done
+done
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+CPU_MODEL=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || true)
+DSTREAM_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null || true)" ]]; then
+    DSTREAM_REV="$DSTREAM_REV+local changes"
+fi
+PRODUCER_TEXT=off
+[[ $PRODUCER -eq 1 ]] && PRODUCER_TEXT=on
+
+cat <<EOF
+
+## dstream vs reference server: append
+
+- date: $START_DATE
+- machine: $(nproc) CPUs, ${CPU_MODEL:-unknown CPU}, $(uname -sr) $(uname -m)
+- load average (1/5/15 min): $LOAD_BEFORE before, $LOAD_AFTER after
+- command: \`$COMMAND\`
+- scenario: append, $STREAMS streams, $CONNECTIONS connections (one request in flight each), $BODY_BYTES-byte bodies, producer $PRODUCER_TEXT, $WARMUP s warm-up + $DURATION s window, $SURFACE URL layout, $THREADS generator thread(s), $PAIRS round(s) of: ${SERVERS//,/, }
+- dstream: $DSTREAM_BIN (git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}; generator: $BENCH_BIN
+
+EOF
+node "$ROOT/bench/load/compare-table.mjs" "$RESULTS"

@@ -1,0 +1,163 @@
+// A minimal HTTP/1.1 keep-alive client for the load generator: one socket,
+// at most one request in flight, callback style (no coroutines), no
+// per-request heap allocation in the steady state.
+//
+// The caller fills head() with the request line and header fields (ending in
+// the blank line), then calls send(body). The head and body go out in one
+// gather write; the response is parsed by a small Beast basic_parser that
+// keeps only the status, keep-alive, the body length, a bounded prefix of
+// non-2xx bodies and any header fields asked for. The exchange handler is
+// called once per send() with the outcome; latency runs from the start of the
+// write to the last byte of the response.
+#pragma once
+
+#include <utility>  // before the Asio headers (GCC 12 + Boost 1.74)
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dstream::bench {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using bench_clock = std::chrono::steady_clock;
+
+// Where the load goes: http://HOST:PORT[/PREFIX]. Resolved once.
+struct target {
+    std::string host;
+    std::uint16_t port = 0;
+    std::string host_header;  // "HOST:PORT", sent as Host
+    std::string base_path;    // path part of the URL without a trailing '/', may be empty
+    tcp::endpoint endpoint;
+};
+
+// Parses and resolves the URL; on failure returns false and sets error.
+bool parse_target(std::string_view url, target& out, std::string& error);
+
+// Response parser that throws away what the generator does not need.
+class response_parser final : public http::basic_parser<false> {
+public:
+    response_parser(std::string& body_capture, std::size_t capture_limit,
+                    const std::vector<std::string>& capture_fields, std::vector<std::string>& captured);
+
+    int status() const { return status_; }
+    std::uint64_t body_bytes() const { return body_bytes_; }
+
+private:
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
+    void on_response_impl(int code, beast::string_view, int, error_code&) override { status_ = code; }
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override;
+    void on_header_impl(error_code&) override {}
+    void on_body_init_impl(boost::optional<std::uint64_t> const&, error_code&) override {}
+    std::size_t on_body_impl(beast::string_view body, error_code&) override;
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, error_code&) override;
+    void on_finish_impl(error_code&) override {}
+
+    void take(beast::string_view body);
+
+    int status_ = 0;
+    std::uint64_t body_bytes_ = 0;
+    std::string& body_capture_;
+    std::size_t capture_limit_;
+    const std::vector<std::string>& capture_fields_;
+    std::vector<std::string>& captured_;
+};
+
+struct response {
+    error_code ec;    // connect, write, read or parse failure; status is 0 then
+    int status = 0;   // HTTP status code
+    bool keep_alive = false;
+    bench_clock::time_point start;  // write start
+    bench_clock::time_point end;    // full response read (or failure)
+    std::uint64_t body_bytes = 0;
+    std::string_view body;  // prefix of a non-2xx body (up to capture_limit), valid until the next send
+    const std::vector<std::string>* fields = nullptr;  // values of capture_fields, same order ("" if absent)
+
+    bool ok() const { return !ec && status >= 200 && status < 300; }
+    std::uint64_t latency_ns() const {
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+    }
+};
+
+class http_connection;
+
+class exchange_handler {
+public:
+    virtual void on_response(http_connection& c, const response& r) = 0;
+
+protected:
+    ~exchange_handler() = default;
+};
+
+class http_connection {
+public:
+    http_connection(asio::io_context& ioc, const target& t, exchange_handler& handler);
+    http_connection(const http_connection&) = delete;
+    http_connection& operator=(const http_connection&) = delete;
+
+    // The request head for the next send(): request line, fields, blank line.
+    // Cleared by the caller; its capacity is kept between requests.
+    std::string& head() { return head_; }
+
+    // Writes head() and body (which must stay valid until the handler runs),
+    // opening the connection first when it is closed. Exactly one handler
+    // call follows. Must not be called while a request is in flight.
+    void send(std::string_view body);
+
+    // Opens the connection without sending; the handler gets a response with
+    // status 0 and either an error or no error (connected).
+    void connect();
+
+    // Closes the socket; an in-flight request completes with an error.
+    void close();
+
+    bool is_open() const { return sock_.is_open(); }
+    bool busy() const { return busy_; }
+    std::uint64_t connects() const { return connects_; }
+
+    // Bytes of non-2xx response bodies kept for diagnostics.
+    std::size_t capture_limit = 512;
+    // Response header fields (case-insensitive names) whose values are passed
+    // in response::fields.
+    std::vector<std::string> capture_fields;
+
+    // Opaque slot for the scenario (e.g. the index of its per-connection state).
+    std::size_t tag = 0;
+
+private:
+    void start_connect(bool then_write);
+    void start_write();
+    void on_write(const error_code& ec);
+    void on_read(const error_code& ec);
+    void finish(const error_code& ec);
+
+    asio::io_context& ioc_;
+    const target& target_;
+    exchange_handler& handler_;
+    tcp::socket sock_;
+    beast::flat_buffer buffer_;
+    std::string head_;
+    std::string_view body_;
+    std::optional<response_parser> parser_;
+    std::string body_capture_;
+    std::vector<std::string> captured_;
+    response resp_;
+    bool busy_ = false;
+    bool connect_only_ = false;
+    std::uint64_t connects_ = 0;
+};
+
+}  // namespace dstream::bench

@@ -1,0 +1,55 @@
+// What every scenario shares: the common command-line options, stream
+// naming on both URL surfaces, and creating the streams before a run.
+//
+// Adding a scenario: write scenario_<name>.cc with an add_<name>_scenario()
+// that registers a CLI11 subcommand (use add_common_options), declare it
+// below, call it from main.cc and list the file in CMakeLists.txt.
+#pragma once
+
+#include "http_client.h"
+#include "runner.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dstream::bench {
+
+enum class surface { bucket, v1 };
+
+struct common_options {
+    std::string url;
+    unsigned threads = 1;
+    double warmup_s = 2;
+    double duration_s = 10;
+    int server_pid = 0;
+    std::string surface_name = "bucket";
+    std::string content_type = "application/octet-stream";
+
+    surface where() const { return surface_name == "v1" ? surface::v1 : surface::bucket; }
+};
+
+void add_common_options(CLI::App& sub, common_options& o);
+
+// Eight random [a-z0-9] characters, so runs against one server do not collide.
+std::string random_run_id();
+
+// bucket: BASE/bench-RUN/s<i>; v1: BASE/v1/stream/bench-RUN-s<i>.
+std::string stream_path(const target& t, surface s, const std::string& run_id, std::size_t index);
+
+// A body of `bytes` bytes that is valid for the content type (a JSON string
+// for application/json, printable filler otherwise).
+std::string make_body(std::size_t bytes, const std::string& content_type);
+
+// PUTs every path (Content-Type: content_type) over `connections` keep-alive
+// connections spread on the pool, path i by connection i % connections.
+// True when every answer was 2xx; otherwise error describes the first failures.
+bool create_streams(worker_pool& pool, const target& t, const std::vector<std::string>& paths, unsigned connections,
+                    const std::string& content_type, std::string& error);
+
+// Scenarios.
+void add_append_scenario(CLI::App& app, int& exit_code);
+
+}  // namespace dstream::bench
