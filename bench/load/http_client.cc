@@ -210,9 +210,9 @@ void http_connection::finish(const error_code& ec) {
         resp_.keep_alive = true;
         resp_.body_bytes = 0;
     }
+    if (connect_only_ || ec) body_capture_.clear();
     resp_.body = body_capture_;
     resp_.fields = &captured_;
-    if (connect_only_ || ec) body_capture_.clear(), resp_.body = {};
     busy_ = false;
     handler_.on_response(*this, resp_);
 }

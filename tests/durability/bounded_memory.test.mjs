@@ -16,6 +16,8 @@ const CACHE = 8 * MiB;
 // Hot bytes + chunk cache + request buffers + the process itself; the data
 // written (about 200 MiB) is far above it.
 const RSS_LIMIT = 128 * MiB;
+// ASan's quarantine dominates RSS in a sanitizer build (see CMakeLists.txt).
+const sanitized = process.env.DSTREAM_SANITIZED === '1';
 
 function peakRss(pid) {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -87,14 +89,14 @@ test('durable: peak RSS stays bounded while the data held is many times the hot-
         const peak = peakRss(srv.pid);
         console.log(`bounded_memory: wrote ${(written / MiB).toFixed(0)} MiB with --hot-bytes ${HOT / MiB} MiB; peak RSS ${(peak / MiB).toFixed(1)} MiB`);
         assert.ok(written > 8 * HOT, 'the data must be far above the hot limit');
-        assert.ok(peak < RSS_LIMIT, `peak RSS ${(peak / MiB).toFixed(1)} MiB is above ${RSS_LIMIT / MiB} MiB`);
+        if (!sanitized) assert.ok(peak < RSS_LIMIT, `peak RSS ${(peak / MiB).toFixed(1)} MiB is above ${RSS_LIMIT / MiB} MiB`);
 
         // After a crash, recovery keeps the same bound and the same bytes.
         srv = await srv.crashAndRestart();
         await verify();
         const peakAfter = peakRss(srv.pid);
         console.log(`bounded_memory: after restart, peak RSS ${(peakAfter / MiB).toFixed(1)} MiB`);
-        assert.ok(peakAfter < RSS_LIMIT, `peak RSS after restart ${(peakAfter / MiB).toFixed(1)} MiB`);
+        if (!sanitized) assert.ok(peakAfter < RSS_LIMIT, `peak RSS after restart ${(peakAfter / MiB).toFixed(1)} MiB`);
     } finally {
         await srv.stop();
     }
