@@ -7,6 +7,9 @@
 #                    [--surface v1|bucket] [--servers LIST] [--threads N]
 #                    [--ref-file-handles N] [--dstream PATH] [--bench PATH] [--out DIR]
 #
+# --out DIR keeps results.jsonl (one dstream-bench JSON line per run) and
+# report.md there.
+#
 # Four servers, each started fresh on a free 127.0.0.1 port for every run and
 # stopped after it:
 #   reference-file    reference server, file-backed (dataDir in a temp dir)
@@ -165,7 +168,10 @@ cleanup() {
     fi
     stop_server
     if [[ -n "$OUT" && -s "$RESULTS" ]]; then
-        mkdir -p "$OUT" && cp "$RESULTS" "$OUT/results.jsonl" || true
+        if mkdir -p "$OUT"; then
+            cp "$RESULTS" "$OUT/results.jsonl" || true
+            [[ -s "$WORK/report.md" ]] && { cp "$WORK/report.md" "$OUT/report.md" || true; }
+        fi
     fi
     rm -rf "$WORK"
     exit "$rc"
@@ -253,6 +259,7 @@ run_one() {
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 START_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+START_S=$SECONDS
 echo "compare: ${#SERVER_LIST[@]} servers x $PAIRS rounds, $WARMUP s warm-up + $DURATION s each (load average now $LOAD_BEFORE)" >&2
 for round in $(seq 1 "$PAIRS"); do
     echo "round $round/$PAIRS" >&2
@@ -270,16 +277,19 @@ fi
 PRODUCER_TEXT=off
 [[ $PRODUCER -eq 1 ]] && PRODUCER_TEXT=on
 
+{
 cat <<EOF
 
 ## dstream vs reference server: append
 
-- date: $START_DATE
+- date: $START_DATE ($((SECONDS - START_S)) s of runs)
 - machine: $(nproc) CPUs, ${CPU_MODEL:-unknown CPU}, $(uname -sr) $(uname -m)
 - load average (1/5/15 min): $LOAD_BEFORE before, $LOAD_AFTER after
 - command: \`$COMMAND\`
 - scenario: append, $STREAMS streams, $CONNECTIONS connections (one request in flight each), $BODY_BYTES-byte bodies, producer $PRODUCER_TEXT, $WARMUP s warm-up + $DURATION s window, $SURFACE URL layout, $THREADS generator thread(s), $PAIRS round(s) of: ${SERVERS//,/, }
-- dstream: $DSTREAM_BIN (git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}; generator: $BENCH_BIN
+- dstream: $DSTREAM_BIN (source tree at git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}; generator: $BENCH_BIN
 
 EOF
 node "$ROOT/bench/load/compare-table.mjs" "$RESULTS"
+} >"$WORK/report.md"
+cat "$WORK/report.md"

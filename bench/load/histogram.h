@@ -34,7 +34,8 @@ constexpr std::size_t index_of(std::uint64_t v) noexcept {
     if (v < (std::uint64_t{1} << kSubBits)) return static_cast<std::size_t>(v);
     const int msb = 63 - std::countl_zero(v);
     const int shift = msb - (kSubBits - 1);
-    return (static_cast<std::size_t>(shift) << (kSubBits - 1)) + static_cast<std::size_t>(v >> shift);
+    return (static_cast<std::size_t>(shift) << (kSubBits - 1)) +
+           static_cast<std::size_t>(v >> shift);
 }
 
 }  // namespace histogram_detail

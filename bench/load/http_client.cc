@@ -1,12 +1,12 @@
 #include "http_client.h"
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/http/read.hpp>
-
 #include <array>
 #include <charconv>
 #include <strings.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/read.hpp>
 
 namespace dstream::bench {
 
@@ -19,7 +19,8 @@ bool parse_target(std::string_view url, target& out, std::string& error) {
     std::string_view rest = url.substr(scheme.size());
     const auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
-    std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
+    std::string_view path =
+        slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
     while (!path.empty() && path.back() == '/') path.remove_suffix(1);
 
     std::string_view host;
@@ -45,7 +46,8 @@ bool parse_target(std::string_view url, target& out, std::string& error) {
     unsigned port = 80;
     if (!port_text.empty()) {
         auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-        if (ec != std::errc{} || p != port_text.data() + port_text.size() || port == 0 || port > 65535) {
+        if (ec != std::errc{} || p != port_text.data() + port_text.size() || port == 0 ||
+            port > 65535) {
             error = "bad port in URL: '" + std::string(port_text) + "'";
             return false;
         }
@@ -60,7 +62,8 @@ bool parse_target(std::string_view url, target& out, std::string& error) {
     error_code ec;
     auto results = resolver.resolve(out.host, std::to_string(port), ec);
     if (ec || results.empty()) {
-        error = "cannot resolve '" + out.host + "': " + (ec ? ec.message() : std::string("no address"));
+        error =
+            "cannot resolve '" + out.host + "': " + (ec ? ec.message() : std::string("no address"));
         return false;
     }
     out.endpoint = results.begin()->endpoint();
@@ -68,7 +71,8 @@ bool parse_target(std::string_view url, target& out, std::string& error) {
 }
 
 response_parser::response_parser(std::string& body_capture, std::size_t capture_limit,
-                                 const std::vector<std::string>& capture_fields, std::vector<std::string>& captured)
+                                 const std::vector<std::string>& capture_fields,
+                                 std::vector<std::string>& captured)
     : body_capture_(body_capture),
       capture_limit_(capture_limit),
       capture_fields_(capture_fields),
@@ -78,10 +82,12 @@ response_parser::response_parser(std::string& body_capture, std::size_t capture_
     header_limit(64 * 1024);
 }
 
-void response_parser::on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) {
+void response_parser::on_field_impl(http::field, beast::string_view name, beast::string_view value,
+                                    error_code&) {
     for (std::size_t i = 0; i < capture_fields_.size(); ++i) {
         const std::string& want = capture_fields_[i];
-        if (want.size() == name.size() && ::strncasecmp(want.data(), name.data(), name.size()) == 0) {
+        if (want.size() == name.size() &&
+            ::strncasecmp(want.data(), name.data(), name.size()) == 0) {
             captured_[i].assign(value.data(), value.size());
         }
     }
@@ -90,7 +96,8 @@ void response_parser::on_field_impl(http::field, beast::string_view name, beast:
 void response_parser::take(beast::string_view body) {
     body_bytes_ += body.size();
     if ((status_ < 200 || status_ >= 300) && body_capture_.size() < capture_limit_) {
-        body_capture_.append(body.data(), std::min(body.size(), capture_limit_ - body_capture_.size()));
+        body_capture_.append(body.data(),
+                             std::min(body.size(), capture_limit_ - body_capture_.size()));
     }
 }
 
@@ -99,7 +106,8 @@ std::size_t response_parser::on_body_impl(beast::string_view body, error_code&) 
     return body.size();
 }
 
-std::size_t response_parser::on_chunk_body_impl(std::uint64_t, beast::string_view body, error_code&) {
+std::size_t response_parser::on_chunk_body_impl(std::uint64_t, beast::string_view body,
+                                                error_code&) {
     take(body);
     return body.size();
 }
@@ -169,7 +177,8 @@ void http_connection::start_connect(bool then_write) {
 
 void http_connection::start_write() {
     resp_.start = bench_clock::now();
-    const std::array<asio::const_buffer, 2> bufs{asio::buffer(head_), asio::buffer(body_.data(), body_.size())};
+    const std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
+                                                 asio::buffer(body_.data(), body_.size())};
     asio::async_write(sock_, bufs, [this](const error_code& ec, std::size_t) { on_write(ec); });
 }
 
@@ -182,7 +191,8 @@ void http_connection::on_write(const error_code& ec) {
     if (captured_.size() != capture_fields.size()) captured_.resize(capture_fields.size());
     for (auto& v : captured_) v.clear();
     parser_.emplace(body_capture_, capture_limit, capture_fields, captured_);
-    http::async_read(sock_, buffer_, *parser_, [this](const error_code& rec, std::size_t) { on_read(rec); });
+    http::async_read(sock_, buffer_, *parser_,
+                     [this](const error_code& rec, std::size_t) { on_read(rec); });
 }
 
 void http_connection::on_read(const error_code& ec) {

@@ -11,19 +11,18 @@
 // write to the last byte of the response.
 #pragma once
 
-#include <utility>  // before the Asio headers (GCC 12 + Boost 1.74)
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/basic_parser.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>  // before the Asio headers (GCC 12 + Boost 1.74)
 #include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
 
 namespace dstream::bench {
 
@@ -50,15 +49,20 @@ bool parse_target(std::string_view url, target& out, std::string& error);
 class response_parser final : public http::basic_parser<false> {
 public:
     response_parser(std::string& body_capture, std::size_t capture_limit,
-                    const std::vector<std::string>& capture_fields, std::vector<std::string>& captured);
+                    const std::vector<std::string>& capture_fields,
+                    std::vector<std::string>& captured);
 
     int status() const { return status_; }
     std::uint64_t body_bytes() const { return body_bytes_; }
 
 private:
-    void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
-    void on_response_impl(int code, beast::string_view, int, error_code&) override { status_ = code; }
-    void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override;
+    void on_request_impl(http::verb, beast::string_view, beast::string_view, int,
+                         error_code&) override {}
+    void on_response_impl(int code, beast::string_view, int, error_code&) override {
+        status_ = code;
+    }
+    void on_field_impl(http::field, beast::string_view name, beast::string_view value,
+                       error_code&) override;
     void on_header_impl(error_code&) override {}
     void on_body_init_impl(boost::optional<std::uint64_t> const&, error_code&) override {}
     std::size_t on_body_impl(beast::string_view body, error_code&) override;
@@ -77,18 +81,21 @@ private:
 };
 
 struct response {
-    error_code ec;    // connect, write, read or parse failure; status is 0 then
-    int status = 0;   // HTTP status code
+    error_code ec;   // connect, write, read or parse failure; status is 0 then
+    int status = 0;  // HTTP status code
     bool keep_alive = false;
     bench_clock::time_point start;  // write start
     bench_clock::time_point end;    // full response read (or failure)
     std::uint64_t body_bytes = 0;
-    std::string_view body;  // prefix of a non-2xx body (up to capture_limit), valid until the next send
-    const std::vector<std::string>* fields = nullptr;  // values of capture_fields, same order ("" if absent)
+    std::string_view
+        body;  // prefix of a non-2xx body (up to capture_limit), valid until the next send
+    const std::vector<std::string>* fields =
+        nullptr;  // values of capture_fields, same order ("" if absent)
 
     bool ok() const { return !ec && status >= 200 && status < 300; }
     std::uint64_t latency_ns() const {
-        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+        return static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
     }
 };
 

@@ -6,9 +6,9 @@
 //
 // Each scenario prints one JSON line on stdout ({"scenario":"NAME",...}) and
 // a human-readable summary on stderr. See bench/README.md.
-#include "scenario.h"
-
 #include <iostream>
+
+#include "scenario.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"dstream-bench: load generator for Durable Streams HTTP servers"};

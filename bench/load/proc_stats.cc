@@ -1,18 +1,20 @@
 #include "proc_stats.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
+
+#include <sys/resource.h>
 
 namespace dstream::bench {
 
 double self_cpu_seconds() {
     rusage ru{};
     if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
-    const auto secs = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
+    const auto secs = [](const timeval& tv) {
+        return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6;
+    };
     return secs(ru.ru_utime) + secs(ru.ru_stime);
 }
 
@@ -33,7 +35,8 @@ process_sample sample_process(int pid) {
             return s;
         }
         std::istringstream fields(line.substr(close + 1));
-        // Fields from 3 on: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15)
+        // Fields from 3 on: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+        // cmajflt utime(14) stime(15)
         std::string skip;
         for (int i = 3; i <= 13; ++i) fields >> skip;
         unsigned long long utime = 0, stime = 0;
@@ -42,13 +45,16 @@ process_sample sample_process(int pid) {
             return s;
         }
         const long ticks = sysconf(_SC_CLK_TCK);
-        s.cpu_seconds = static_cast<double>(utime + stime) / static_cast<double>(ticks > 0 ? ticks : 100);
+        s.cpu_seconds =
+            static_cast<double>(utime + stime) / static_cast<double>(ticks > 0 ? ticks : 100);
     }
     {
         std::ifstream in(base + "/status");
         std::string line;
         while (std::getline(in, line)) {
-            const auto value = [&] { return std::strtoull(line.c_str() + line.find(':') + 1, nullptr, 10); };
+            const auto value = [&] {
+                return std::strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
+            };
             if (line.rfind("VmRSS:", 0) == 0) s.rss_kib = value();
             if (line.rfind("VmHWM:", 0) == 0) s.hwm_kib = value();
         }

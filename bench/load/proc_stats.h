@@ -11,8 +11,8 @@ namespace dstream::bench {
 double self_cpu_seconds();
 
 struct process_sample {
-    bool ok = false;          // false when /proc/PID could not be read (process gone?)
-    double cpu_seconds = 0;   // utime + stime from /proc/PID/stat, all threads
+    bool ok = false;            // false when /proc/PID could not be read (process gone?)
+    double cpu_seconds = 0;     // utime + stime from /proc/PID/stat, all threads
     std::uint64_t rss_kib = 0;  // VmRSS from /proc/PID/status
     std::uint64_t hwm_kib = 0;  // VmHWM (peak RSS) from /proc/PID/status
     std::string error;

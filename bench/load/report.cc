@@ -11,11 +11,21 @@ std::string json_escape(std::string_view s) {
     out.push_back('"');
     for (unsigned char c : s) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (c < 0x20) {
                     char buf[8];
@@ -117,12 +127,14 @@ std::string latency_text(const histogram& h) {
            format_ns(static_cast<double>(h.max())) + "  mean " + format_ns(h.mean());
 }
 
-std::string add_cpu_and_server(json_object& j, const window_result& w, std::uint64_t ops, std::string_view op_name) {
+std::string add_cpu_and_server(json_object& j, const window_result& w, std::uint64_t ops,
+                               std::string_view op_name) {
     char buf[512];
     std::string text;
     const double secs = w.seconds > 0 ? w.seconds : 1;
     j.add("client_cpu_s", w.client_cpu_s, 3).add("client_cpu_cores", w.client_cpu_s / secs, 3);
-    std::snprintf(buf, sizeof buf, "  generator CPU   %.2f s (%.2f cores)\n", w.client_cpu_s, w.client_cpu_s / secs);
+    std::snprintf(buf, sizeof buf, "  generator CPU   %.2f s (%.2f cores)\n", w.client_cpu_s,
+                  w.client_cpu_s / secs);
     text += buf;
     if (w.server_before && w.server_after) {
         const auto& a = *w.server_before;
@@ -139,7 +151,8 @@ std::string add_cpu_and_server(json_object& j, const window_result& w, std::uint
                           "  server CPU      %.2f s (%.2f cores), %.1f us per %.*s\n"
                           "  server RSS      %.1f MiB now, %.1f MiB peak (VmHWM)\n",
                           cpu, cpu / secs, per_op, static_cast<int>(op_name.size()), op_name.data(),
-                          static_cast<double>(b.rss_kib) / 1024.0, static_cast<double>(b.hwm_kib) / 1024.0);
+                          static_cast<double>(b.rss_kib) / 1024.0,
+                          static_cast<double>(b.hwm_kib) / 1024.0);
             text += buf;
         } else {
             j.add("server_error", a.ok ? b.error : a.error);

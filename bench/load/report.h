@@ -2,26 +2,34 @@
 // the latency / CPU / server-memory parts every scenario reports the same way.
 #pragma once
 
-#include "histogram.h"
-#include "runner.h"
-
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+
+#include "histogram.h"
+#include "runner.h"
 
 namespace dstream::bench {
 
 class json_object {
 public:
     json_object& add(std::string_view key, std::string_view value);
-    json_object& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
-    json_object& add(std::string_view key, const std::string& value) { return add(key, std::string_view(value)); }
+    json_object& add(std::string_view key, const char* value) {
+        return add(key, std::string_view(value));
+    }
+    json_object& add(std::string_view key, const std::string& value) {
+        return add(key, std::string_view(value));
+    }
     json_object& add(std::string_view key, double value, int decimals = 3);
     json_object& add(std::string_view key, std::uint64_t value);
     json_object& add(std::string_view key, std::int64_t value);
-    json_object& add(std::string_view key, int value) { return add(key, static_cast<std::int64_t>(value)); }
-    json_object& add(std::string_view key, unsigned value) { return add(key, static_cast<std::uint64_t>(value)); }
+    json_object& add(std::string_view key, int value) {
+        return add(key, static_cast<std::int64_t>(value));
+    }
+    json_object& add(std::string_view key, unsigned value) {
+        return add(key, static_cast<std::uint64_t>(value));
+    }
     json_object& add(std::string_view key, bool value);
     json_object& add_null(std::string_view key);
     json_object& add_raw(std::string_view key, std::string_view json);  // value already JSON
@@ -45,7 +53,8 @@ std::string format_ns(double ns);
 // Adds client_cpu_s, client_cpu_cores and, when a server was sampled,
 // server_cpu_s, server_cpu_cores, server_cpu_us_per_<op_name> (per `ops`),
 // server_rss_peak_kib, server_rss_kib. Returns the matching human text lines.
-std::string add_cpu_and_server(json_object& j, const window_result& w, std::uint64_t ops, std::string_view op_name);
+std::string add_cpu_and_server(json_object& j, const window_result& w, std::uint64_t ops,
+                               std::string_view op_name);
 
 // {"204":123,...}
 std::string status_counts_json(const std::map<int, std::uint64_t>& counts);

@@ -6,7 +6,8 @@ namespace dstream::bench {
 
 worker_pool::worker_pool(unsigned threads) {
     if (threads == 0) threads = 1;
-    for (unsigned i = 0; i < threads; ++i) contexts_.push_back(std::make_unique<asio::io_context>(1));
+    for (unsigned i = 0; i < threads; ++i)
+        contexts_.push_back(std::make_unique<asio::io_context>(1));
 }
 
 worker_pool::~worker_pool() {
@@ -50,7 +51,8 @@ void worker_pool::join() {
     threads_.clear();
 }
 
-bool worker_pool::run_to_completion(std::chrono::milliseconds limit, const std::function<void(unsigned)>& abort,
+bool worker_pool::run_to_completion(std::chrono::milliseconds limit,
+                                    const std::function<void(unsigned)>& abort,
                                     std::chrono::milliseconds grace) {
     start();
     bool in_time = wait_until(bench_clock::now() + limit);
@@ -70,7 +72,8 @@ window_result run_measured(worker_pool& pool, run_phase& ph, const window_option
     const auto t_begin = bench_clock::now();
     pool.start();
 
-    const auto warm_end = t_begin + duration_cast<bench_clock::duration>(duration<double>(opt.warmup_s));
+    const auto warm_end =
+        t_begin + duration_cast<bench_clock::duration>(duration<double>(opt.warmup_s));
     if (pool.wait_until(warm_end)) r.ended_early = true;
 
     if (opt.server_pid > 0) r.server_before = sample_process(opt.server_pid);
@@ -88,7 +91,8 @@ window_result run_measured(worker_pool& pool, run_phase& ph, const window_option
     r.seconds = duration<double>(t1 - t0).count();
     r.client_cpu_s = cpu1 - cpu0;
 
-    const auto drain_end = bench_clock::now() + duration_cast<bench_clock::duration>(duration<double>(opt.drain_s));
+    const auto drain_end =
+        bench_clock::now() + duration_cast<bench_clock::duration>(duration<double>(opt.drain_s));
     if (!pool.wait_until(drain_end)) {
         r.drained = false;
         pool.post_all(abort);

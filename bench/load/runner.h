@@ -7,18 +7,18 @@
 // measured window (samples taken at both edges), stop, drain.
 #pragma once
 
-#include "http_client.h"
-#include "proc_stats.h"
-
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include "http_client.h"
+#include "proc_stats.h"
 
 namespace dstream::bench {
 
@@ -46,7 +46,8 @@ public:
     // start(), then wait up to `limit`; on time-out post abort(i) to every
     // context (close the sockets), wait `grace`, then stop them. Joins.
     // True when everything finished within `limit`.
-    bool run_to_completion(std::chrono::milliseconds limit, const std::function<void(unsigned)>& abort,
+    bool run_to_completion(std::chrono::milliseconds limit,
+                           const std::function<void(unsigned)>& abort,
                            std::chrono::milliseconds grace = std::chrono::seconds(3));
 
 private:
@@ -62,24 +63,28 @@ enum class phase : int { warmup = 0, measuring = 1, stopping = 2 };
 
 struct run_phase {
     std::atomic<int> value{static_cast<int>(phase::warmup)};
-    bool measuring() const { return value.load(std::memory_order_relaxed) == static_cast<int>(phase::measuring); }
-    bool stopping() const { return value.load(std::memory_order_relaxed) == static_cast<int>(phase::stopping); }
+    bool measuring() const {
+        return value.load(std::memory_order_relaxed) == static_cast<int>(phase::measuring);
+    }
+    bool stopping() const {
+        return value.load(std::memory_order_relaxed) == static_cast<int>(phase::stopping);
+    }
     void set(phase p) { value.store(static_cast<int>(p), std::memory_order_relaxed); }
 };
 
 struct window_options {
     double warmup_s = 2;
     double duration_s = 10;
-    int server_pid = 0;       // 0: do not sample a server
-    double drain_s = 10;      // how long in-flight requests may take after the window
+    int server_pid = 0;   // 0: do not sample a server
+    double drain_s = 10;  // how long in-flight requests may take after the window
 };
 
 struct window_result {
-    double seconds = 0;            // measured window, wall clock
-    double client_cpu_s = 0;       // this process's CPU over the window
+    double seconds = 0;       // measured window, wall clock
+    double client_cpu_s = 0;  // this process's CPU over the window
     std::optional<process_sample> server_before, server_after;
-    bool ended_early = false;      // every connection stopped before the window ended
-    bool drained = true;           // in-flight requests finished within drain_s
+    bool ended_early = false;  // every connection stopped before the window ended
+    bool drained = true;       // in-flight requests finished within drain_s
 };
 
 // Starts the pool (the scenario must already have posted its first work),

@@ -19,7 +19,8 @@ void add_common_options(CLI::App& sub, common_options& o) {
         ->check(CLI::Range(0.1, 3600.0));
     sub.add_option("--server-pid", o.server_pid,
                    "server process to sample (CPU from /proc/PID/stat, RSS from /proc/PID/status)");
-    sub.add_option("--surface", o.surface_name, "URL layout: bucket (/BUCKET/STREAM) or v1 (/v1/stream/ID)")
+    sub.add_option("--surface", o.surface_name,
+                   "URL layout: bucket (/BUCKET/STREAM) or v1 (/v1/stream/ID)")
         ->capture_default_str()
         ->check(CLI::IsMember({"bucket", "v1"}));
     sub.add_option("--content-type", o.content_type, "stream content type")->capture_default_str();
@@ -37,7 +38,8 @@ std::string random_run_id() {
 }
 
 std::string stream_path(const target& t, surface s, const std::string& run_id, std::size_t index) {
-    if (s == surface::v1) return t.base_path + "/v1/stream/bench-" + run_id + "-s" + std::to_string(index);
+    if (s == surface::v1)
+        return t.base_path + "/v1/stream/bench-" + run_id + "-s" + std::to_string(index);
     return t.base_path + "/bench-" + run_id + "/s" + std::to_string(index);
 }
 
@@ -46,7 +48,8 @@ std::string make_body(std::size_t bytes, const std::string& content_type) {
     body.reserve(bytes);
     const bool json = content_type.rfind("application/json", 0) == 0;
     if (json && bytes >= 2) body.push_back('"');
-    static constexpr char filler[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static constexpr char filler[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     for (std::size_t i = 0; body.size() < (json && bytes >= 2 ? bytes - 1 : bytes); ++i) {
         body.push_back(filler[i % (sizeof(filler) - 1)]);
     }
@@ -58,10 +61,11 @@ namespace {
 
 class stream_creator final : public exchange_handler {
 public:
-    stream_creator(worker_pool& pool, const target& t, const std::vector<std::string>& paths, unsigned connections,
-                   const std::string& content_type)
+    stream_creator(worker_pool& pool, const target& t, const std::vector<std::string>& paths,
+                   unsigned connections, const std::string& content_type)
         : paths_(paths), content_type_(content_type), target_(t) {
-        connections = std::max(1u, std::min<unsigned>(connections, static_cast<unsigned>(paths.size())));
+        connections =
+            std::max(1u, std::min<unsigned>(connections, static_cast<unsigned>(paths.size())));
         for (unsigned k = 0; k < connections; ++k) {
             auto c = std::make_unique<http_connection>(pool.ioc(k), t, *this);
             c->tag = k;
@@ -86,8 +90,9 @@ public:
             std::lock_guard lock(mu_);
             ++failures_;
             if (messages_.size() < 5) {
-                messages_ += "\n  PUT " + paths_[idx] + ": " +
-                             (r.ec ? r.ec.message() : std::to_string(r.status) + " " + std::string(r.body));
+                messages_ +=
+                    "\n  PUT " + paths_[idx] + ": " +
+                    (r.ec ? r.ec.message() : std::to_string(r.status) + " " + std::string(r.body));
             }
             if (r.ec) return;  // give up on this connection
         }
@@ -129,18 +134,20 @@ private:
 
 }  // namespace
 
-bool create_streams(worker_pool& pool, const target& t, const std::vector<std::string>& paths, unsigned connections,
-                    const std::string& content_type, std::string& error) {
+bool create_streams(worker_pool& pool, const target& t, const std::vector<std::string>& paths,
+                    unsigned connections, const std::string& content_type, std::string& error) {
     if (paths.empty()) return true;
     stream_creator creator(pool, t, paths, connections, content_type);
     creator.start(pool);
-    const bool in_time = pool.run_to_completion(std::chrono::seconds(120), [&](unsigned i) { creator.abort(pool, i); });
+    const bool in_time = pool.run_to_completion(std::chrono::seconds(120),
+                                                [&](unsigned i) { creator.abort(pool, i); });
     if (!in_time) {
         error = "creating " + std::to_string(paths.size()) + " streams took more than 120 s";
         return false;
     }
     if (creator.failures() > 0) {
-        error = std::to_string(creator.failures()) + " stream creations failed:" + creator.messages();
+        error =
+            std::to_string(creator.failures()) + " stream creations failed:" + creator.messages();
         return false;
     }
     return true;

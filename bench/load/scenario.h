@@ -6,14 +6,14 @@
 // below, call it from main.cc and list the file in CMakeLists.txt.
 #pragma once
 
-#include "http_client.h"
-#include "runner.h"
-
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "http_client.h"
+#include "runner.h"
 
 namespace dstream::bench {
 
@@ -46,8 +46,8 @@ std::string make_body(std::size_t bytes, const std::string& content_type);
 // PUTs every path (Content-Type: content_type) over `connections` keep-alive
 // connections spread on the pool, path i by connection i % connections.
 // True when every answer was 2xx; otherwise error describes the first failures.
-bool create_streams(worker_pool& pool, const target& t, const std::vector<std::string>& paths, unsigned connections,
-                    const std::string& content_type, std::string& error);
+bool create_streams(worker_pool& pool, const target& t, const std::vector<std::string>& paths,
+                    unsigned connections, const std::string& content_type, std::string& error);
 
 // Scenarios.
 void add_append_scenario(CLI::App& app, int& exit_code);

@@ -7,14 +7,14 @@
 // retried: after a failure the connection moves on to its next request (a
 // closed connection is reopened and counted), and gives up after 10
 // consecutive transport failures.
-#include "report.h"
-#include "scenario.h"
-
 #include <array>
 #include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+
+#include "report.h"
+#include "scenario.h"
 
 namespace dstream::bench {
 namespace {
@@ -31,14 +31,14 @@ constexpr std::size_t kMaxErrorSamples = 5;
 
 // Counters of one generator thread (only that thread writes them).
 struct alignas(64) thread_stats {
-    histogram latency;                    // measured window, 2xx only
-    std::uint64_t ok = 0;                 // 2xx in the window
-    std::uint64_t errors = 0;             // non-2xx in the window
-    std::uint64_t transport_errors = 0;   // connect/write/read failures in the window
+    histogram latency;                   // measured window, 2xx only
+    std::uint64_t ok = 0;                // 2xx in the window
+    std::uint64_t errors = 0;            // non-2xx in the window
+    std::uint64_t transport_errors = 0;  // connect/write/read failures in the window
     std::uint64_t ok_total = 0, errors_total = 0, transport_total = 0;  // whole run incl. warm-up
-    std::array<std::uint64_t, 600> status{};  // whole run, by status code
-    std::vector<std::string> samples;     // first failures, for the report
-    unsigned gave_up = 0;                 // connections stopped after repeated transport failures
+    std::array<std::uint64_t, 600> status{};                            // whole run, by status code
+    std::vector<std::string> samples;  // first failures, for the report
+    unsigned gave_up = 0;              // connections stopped after repeated transport failures
 };
 
 struct conn_state {
@@ -53,12 +53,14 @@ struct conn_state {
 
 class append_driver final : public exchange_handler {
 public:
-    append_driver(const append_options& o, const target& t, worker_pool& pool, const std::string& run_id,
-                  const std::vector<std::string>& paths)
+    append_driver(const append_options& o, const target& t, worker_pool& pool,
+                  const std::string& run_id, const std::vector<std::string>& paths)
         : opt_(o), run_id_(run_id), body_(make_body(o.body_bytes, o.content_type)) {
-        for (unsigned i = 0; i < pool.size(); ++i) stats_.push_back(std::make_unique<thread_stats>());
+        for (unsigned i = 0; i < pool.size(); ++i)
+            stats_.push_back(std::make_unique<thread_stats>());
         // Everything but the producer fields and the blank line, per stream.
-        std::string common = " HTTP/1.1\r\nHost: " + t.host_header + "\r\nContent-Type: " + o.content_type +
+        std::string common = " HTTP/1.1\r\nHost: " + t.host_header +
+                             "\r\nContent-Type: " + o.content_type +
                              "\r\nContent-Length: " + std::to_string(body_.size()) + "\r\n";
         for (const auto& p : paths) prefixes_.push_back("POST " + p + common);
 
@@ -69,7 +71,8 @@ public:
             st->conn->tag = k;
             st->stats = stats_[k % pool.size()].get();
             if (o.streams >= o.connections) {
-                for (std::uint32_t s = k; s < o.streams; s += o.connections) st->streams.push_back(s);
+                for (std::uint32_t s = k; s < o.streams; s += o.connections)
+                    st->streams.push_back(s);
             } else {
                 st->streams.push_back(k % o.streams);
             }
@@ -101,7 +104,8 @@ public:
             ++ts.transport_total;
             if (in_window) ++ts.transport_errors;
             if (ts.samples.size() < kMaxErrorSamples) {
-                ts.samples.push_back("connection " + std::to_string(st.index) + ": " + r.ec.message());
+                ts.samples.push_back("connection " + std::to_string(st.index) + ": " +
+                                     r.ec.message());
             }
             if (++st.consecutive_failures >= kMaxConsecutiveFailures) {
                 ++ts.gave_up;
@@ -109,7 +113,8 @@ public:
             }
         } else {
             st.consecutive_failures = 0;
-            if (r.status > 0 && r.status < static_cast<int>(ts.status.size())) ++ts.status[r.status];
+            if (r.status > 0 && r.status < static_cast<int>(ts.status.size()))
+                ++ts.status[r.status];
             if (r.ok()) {
                 ++ts.ok_total;
                 if (in_window) {
@@ -120,8 +125,8 @@ public:
                 ++ts.errors_total;
                 if (in_window) ++ts.errors;
                 if (ts.samples.size() < kMaxErrorSamples) {
-                    ts.samples.push_back("POST " + std::string(path_of(st)) + " -> " + std::to_string(r.status) +
-                                         " " + std::string(r.body));
+                    ts.samples.push_back("POST " + std::string(path_of(st)) + " -> " +
+                                         std::to_string(r.status) + " " + std::string(r.body));
                 }
             }
         }
@@ -231,7 +236,8 @@ int run_append(const append_options& o) {
     wo.warmup_s = o.warmup_s;
     wo.duration_s = o.duration_s;
     wo.server_pid = o.server_pid;
-    const window_result w = run_measured(pool, driver.phase(), wo, [&](unsigned i) { driver.abort(pool, i); });
+    const window_result w =
+        run_measured(pool, driver.phase(), wo, [&](unsigned i) { driver.abort(pool, i); });
 
     const thread_stats s = driver.totals();
     const double secs = w.seconds > 0 ? w.seconds : 1;
@@ -272,37 +278,45 @@ int run_append(const append_options& o) {
     const std::string cpu_text = add_cpu_and_server(j, w, s.ok, "append");
     if (!s.samples.empty()) {
         std::string arr = "[";
-        for (std::size_t i = 0; i < s.samples.size(); ++i) arr += (i ? "," : "") + json_escape(s.samples[i]);
+        for (std::size_t i = 0; i < s.samples.size(); ++i)
+            arr += (i ? "," : "") + json_escape(s.samples[i]);
         j.add_raw("error_samples", arr + "]");
     }
 
     char buf[512];
     std::string text;
-    std::snprintf(buf, sizeof buf,
-                  "append: %u connections over %u streams (%s surface), %zu-byte %s bodies, producer %s, %u "
-                  "thread%s\n",
-                  o.connections, o.streams, o.surface_name.c_str(), driver.body().size(), o.content_type.c_str(),
-                  o.producer ? "on" : "off", o.threads, o.threads == 1 ? "" : "s");
+    std::snprintf(
+        buf, sizeof buf,
+        "append: %u connections over %u streams (%s surface), %zu-byte %s bodies, producer %s, %u "
+        "thread%s\n",
+        o.connections, o.streams, o.surface_name.c_str(), driver.body().size(),
+        o.content_type.c_str(), o.producer ? "on" : "off", o.threads, o.threads == 1 ? "" : "s");
     text += buf;
-    std::snprintf(buf, sizeof buf, "  window          %.2f s after %.2f s warm-up (setup %.2f s)\n", w.seconds,
-                  o.warmup_s, setup_s);
+    std::snprintf(buf, sizeof buf, "  window          %.2f s after %.2f s warm-up (setup %.2f s)\n",
+                  w.seconds, o.warmup_s, setup_s);
     text += buf;
     std::snprintf(buf, sizeof buf, "  appends         %llu  (%.0f/s, %.2f MB/s of bodies)\n",
                   static_cast<unsigned long long>(s.ok), rate, mb_s);
     text += buf;
     text += "  latency         " + latency_text(s.latency) + "\n";
     std::string codes;
-    for (const auto& [code, n] : statuses) codes += " " + std::to_string(code) + "x" + std::to_string(n);
-    std::snprintf(buf, sizeof buf,
-                  "  errors          %llu non-2xx, %llu transport in the window; whole run:%s%s, %llu reconnects\n",
-                  static_cast<unsigned long long>(s.errors), static_cast<unsigned long long>(s.transport_errors),
-                  codes.empty() ? " no answers" : codes.c_str(),
-                  s.transport_total ? (" + " + std::to_string(s.transport_total) + " transport").c_str() : "",
-                  static_cast<unsigned long long>(driver.reconnects()));
+    for (const auto& [code, n] : statuses)
+        codes += " " + std::to_string(code) + "x" + std::to_string(n);
+    std::snprintf(
+        buf, sizeof buf,
+        "  errors          %llu non-2xx, %llu transport in the window; whole run:%s%s, %llu "
+        "reconnects\n",
+        static_cast<unsigned long long>(s.errors),
+        static_cast<unsigned long long>(s.transport_errors),
+        codes.empty() ? " no answers" : codes.c_str(),
+        s.transport_total ? (" + " + std::to_string(s.transport_total) + " transport").c_str() : "",
+        static_cast<unsigned long long>(driver.reconnects()));
     text += buf;
     text += cpu_text;
     for (const auto& m : s.samples) text += "  error sample    " + m + "\n";
-    if (s.gave_up) text += "  WARNING: " + std::to_string(s.gave_up) + " connections gave up after repeated failures\n";
+    if (s.gave_up)
+        text += "  WARNING: " + std::to_string(s.gave_up) +
+                " connections gave up after repeated failures\n";
     if (w.ended_early) text += "  WARNING: every connection stopped before the window ended\n";
     if (!w.drained) text += "  WARNING: in-flight requests did not finish within the drain time\n";
 
@@ -315,12 +329,14 @@ int run_append(const append_options& o) {
 
 void add_append_scenario(CLI::App& app, int& exit_code) {
     auto opts = std::make_shared<append_options>();
-    CLI::App* sub = app.add_subcommand("append", "POST load: C connections, one append in flight each");
+    CLI::App* sub =
+        app.add_subcommand("append", "POST load: C connections, one append in flight each");
     add_common_options(*sub, *opts);
     sub->add_option("--streams", opts->streams, "streams to create and append to")
         ->capture_default_str()
         ->check(CLI::Range(1u, 10000000u));
-    sub->add_option("--connections", opts->connections, "keep-alive connections, one request in flight each")
+    sub->add_option("--connections", opts->connections,
+                    "keep-alive connections, one request in flight each")
         ->capture_default_str()
         ->check(CLI::Range(1u, 100000u));
     sub->add_option("--body-bytes", opts->body_bytes, "bytes per append body")

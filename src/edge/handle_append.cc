@@ -2,6 +2,7 @@
 #include "edge/headers.h"
 #include "edge/write_answer.h"
 #include "protocol/content_type.h"
+#include "protocol/digest.h"
 #include "protocol/json_text.h"
 
 namespace dstream::edge {
@@ -34,6 +35,9 @@ result<state::append> parse_append(exchange& ex) {
     if (*content_type) c.content_type = std::string(**content_type);
     c.close = stream_closed_requested(req);
 
+    // Producer-Digest covers the body as sent; it is checked last (extensions 5.2).
+    const bool digest_matches = !c.producer || !c.producer->identity ||
+                                protocol::blake3_256(req.body()) == *c.producer->identity;
     std::optional<error> fault;
     if (req.body().empty()) {
         if (!c.close) fault = make_error(error_code::empty_append, "an append needs a non-empty body");
@@ -48,6 +52,9 @@ result<state::append> parse_append(exchange& ex) {
         }
     } else {
         c.body = std::move(req.body());
+    }
+    if (!fault && !digest_matches) {
+        fault = make_error(error_code::producer_digest_mismatch, "Producer-Digest does not match the body");
     }
     if (fault) {
         if (!c.producer) return *fault;

@@ -72,7 +72,15 @@ result<std::optional<state::producer_key>> producer_headers(const request& req) 
     if (!e) return e.err();
     auto s = protocol::parse_producer_number(**seq);
     if (!s) return s.err();
-    return std::optional<state::producer_key>{state::producer_key{std::string(**id), *e, *s}};
+    state::producer_key key{std::string(**id), *e, *s, std::nullopt};
+    auto digest = single_header(req, hdr::producer_digest);
+    if (!digest) return digest.err();
+    if (*digest) {
+        auto parsed = protocol::parse_body_digest(**digest);
+        if (!parsed) return parsed.err();
+        key.identity = *parsed;
+    }
+    return std::optional<state::producer_key>{std::move(key)};
 }
 
 }  // namespace dstream::edge

@@ -33,13 +33,17 @@ inline constexpr char producer_epoch[] = "Producer-Epoch";
 inline constexpr char producer_seq[] = "Producer-Seq";
 inline constexpr char producer_expected_seq[] = "Producer-Expected-Seq";
 inline constexpr char producer_outcome[] = "Producer-Outcome";
+inline constexpr char producer_digest[] = "Producer-Digest";
+inline constexpr char producer_closed_epoch[] = "Producer-Closed-Epoch";
+inline constexpr char producer_closed_seq[] = "Producer-Closed-Seq";
 inline constexpr char producer_received_seq[] = "Producer-Received-Seq";
 
 inline constexpr char exposed_headers[] =
     "Stream-Next-Offset, Stream-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, "
     "Stream-TTL, Stream-Expires-At, Stream-Incarnation, Stream-Retained-Offset, Stream-Last-Seq, "
     "Stream-SSE-Data-Encoding, Stream-Data-Content-Type, Producer-Epoch, Producer-Seq, "
-    "Producer-Expected-Seq, Producer-Received-Seq, Producer-Outcome, Ursula-Protocol, Ursula-Cluster-Id, "
+    "Producer-Expected-Seq, Producer-Received-Seq, Producer-Outcome, Producer-Closed-Epoch, "
+    "Producer-Closed-Seq, Ursula-Protocol, Ursula-Cluster-Id, "
     "Ursula-Max-Request-Bytes, ETag, Location, Content-Type";
 
 inline constexpr char allowed_request_headers[] =

@@ -18,6 +18,13 @@ void set_header(response& res, std::string_view name, std::string_view value) {
 
 }  // namespace
 
+// Producer-Closed-Epoch / -Seq: what a claim closed (extensions 5.3).
+void add_closure(response& res, const state::apply_result& r) {
+    if (!r.closed_epoch) return;
+    set_header(res, hdr::producer_closed_epoch, std::to_string(*r.closed_epoch));
+    set_header(res, hdr::producer_closed_seq, std::to_string(r.closed_seq));
+}
+
 response render_refusal(const exchange& ex, const state::apply_result& r) {
     response res = ex.make_error(*r.refusal);
     if (r.incarnation) set_header(res, hdr::stream_incarnation, std::to_string(*r.incarnation));
@@ -33,6 +40,8 @@ response render_refusal(const exchange& ex, const state::apply_result& r) {
             break;
     }
     if (r.producer_epoch) set_header(res, hdr::producer_epoch, std::to_string(*r.producer_epoch));
+    if (!r.producer_outcome.empty()) set_header(res, hdr::producer_outcome, r.producer_outcome);
+    add_closure(res, r);
     if (r.expected_seq) set_header(res, hdr::producer_expected_seq, std::to_string(*r.expected_seq));
     if (r.received_seq) set_header(res, hdr::producer_received_seq, std::to_string(*r.received_seq));
     return res;
@@ -41,6 +50,7 @@ response render_refusal(const exchange& ex, const state::apply_result& r) {
 void add_producer_answer(response& res, const state::apply_result& r) {
     if (r.producer_epoch) set_header(res, hdr::producer_epoch, std::to_string(*r.producer_epoch));
     if (r.producer_seq) set_header(res, hdr::producer_seq, std::to_string(*r.producer_seq));
+    add_closure(res, r);
     if (r.receipt_evicted) {
         set_header(res, hdr::producer_outcome, "receipt-evicted");
         return;

@@ -26,6 +26,11 @@ struct apply_result {
     // A repeat of an older producer write whose range is no longer kept
     // (extensions 5.3: 204 with Producer-Outcome: receipt-evicted, no range).
     bool receipt_evicted = false;
+    // Producer-Outcome of a producer 403 (extensions 5.3), e.g. "stale-epoch".
+    std::string producer_outcome;
+    // Producer-Closed-Epoch / -Seq.
+    std::optional<std::uint64_t> closed_epoch;
+    std::uint64_t closed_seq = 0;
 
     // The stream that answered; absent when there is none.
     std::optional<std::uint64_t> incarnation;

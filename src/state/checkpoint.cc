@@ -58,6 +58,7 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
         w.put_u8(s->closed ? 1 : 0);
         w.put_u8(s->last_stream_seq ? 1 : 0);
         if (s->last_stream_seq) w.put_string(*s->last_stream_seq);
+        put_optional(w, s->epoch_floor);
         w.put_u64(s->producers.size());
         for (const auto& [id, p] : s->producers) {
             w.put_string(id);
@@ -65,6 +66,12 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
             w.put_u64(p.last_seq);
             w.put_u64(p.last_start);
             w.put_u64(p.last_end);
+            put_identity(w, p.last_identity);
+            put_identity(w, p.claim_identity);
+            put_optional(w, p.closed_epoch);
+            w.put_u64(p.closed_seq);
+            w.put_u64(static_cast<std::uint64_t>(p.last_write_ms));
+            w.put_u8(p.above_floor ? 1 : 0);
         }
         w.put_u64(s->chunks.size());
         for (const auto& c : s->chunks) {
@@ -126,14 +133,21 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
             s->last_stream_seq.emplace();
             if (!r.get_string(*s->last_stream_seq)) return bad("is truncated");
         }
-        if (!r.get_u64(producers)) return bad("is truncated");
+        if (!get_optional(r, s->epoch_floor) || !r.get_u64(producers)) return bad("is truncated");
         for (std::uint64_t p = 0; p < producers; ++p) {
             std::string id;
             protocol::producer_record rec;
+            std::uint64_t last_write = 0;
+            std::uint8_t above = 0;
             if (!r.get_string(id) || !r.get_u64(rec.epoch) || !r.get_u64(rec.last_seq) ||
-                !r.get_u64(rec.last_start) || !r.get_u64(rec.last_end)) {
+                !r.get_u64(rec.last_start) || !r.get_u64(rec.last_end) ||
+                !get_identity(r, rec.last_identity) || !get_identity(r, rec.claim_identity) ||
+                !get_optional(r, rec.closed_epoch) || !r.get_u64(rec.closed_seq) ||
+                !r.get_u64(last_write) || !r.get_u8(above)) {
                 return bad("is truncated");
             }
+            rec.last_write_ms = static_cast<protocol::unix_ms>(last_write);
+            rec.above_floor = above != 0;
             s->producers.emplace(std::move(id), rec);
         }
         if (!r.get_u64(chunks)) return bad("is truncated");

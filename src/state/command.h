@@ -9,8 +9,10 @@
 #include <string>
 #include <variant>
 
+#include "base/binary.h"
 #include "base/result.h"
 #include "protocol/expiry.h"
+#include "protocol/producer.h"
 
 namespace dstream::state {
 
@@ -19,6 +21,7 @@ struct producer_key {
     std::string id;
     std::uint64_t epoch = 0;
     std::uint64_t seq = 0;
+    protocol::write_identity identity;  // Producer-Digest, when sent (extensions 5.2)
     bool operator==(const producer_key&) const = default;
 };
 
@@ -93,6 +96,10 @@ enum class command_type : std::uint8_t {
 };
 
 std::string encode_command(const command& cmd);
+
+// A write identity's encoding, shared with checkpoints.
+void put_identity(binary_writer& w, const protocol::write_identity& id);
+bool get_identity(binary_reader& r, protocol::write_identity& id);
 result<command> decode_command(std::string_view bytes);
 
 }  // namespace dstream::state

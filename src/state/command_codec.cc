@@ -35,6 +35,28 @@ bool get_optional_i64(binary_reader& r, std::optional<std::int64_t>& v) {
     return true;
 }
 
+}  // namespace
+
+void put_identity(binary_writer& w, const protocol::write_identity& id) {
+    w.put_u8(id ? 1 : 0);
+    if (id) {
+        for (auto b : *id) w.put_u8(b);
+    }
+}
+
+bool get_identity(binary_reader& r, protocol::write_identity& id) {
+    std::uint8_t present = 0;
+    if (!r.get_u8(present) || present > 1) return false;
+    if (present == 0) return true;
+    id.emplace();
+    for (auto& b : *id) {
+        if (!r.get_u8(b)) return false;
+    }
+    return true;
+}
+
+namespace {
+
 struct encoder {
     binary_writer& w;
     void operator()(const init_group& c) {
@@ -64,6 +86,7 @@ struct encoder {
             w.put_string(c.producer->id);
             w.put_u64(c.producer->epoch);
             w.put_u64(c.producer->seq);
+            put_identity(w, c.producer->identity);
         }
         put_optional_u64(w, c.if_incarnation);
         w.put_u8(c.content_fault ? 1 : 0);
@@ -137,7 +160,7 @@ bool decode_body(binary_reader& r, command_body& body) {
             if (has_producer) {
                 c.producer.emplace();
                 if (!r.get_string(c.producer->id) || !r.get_u64(c.producer->epoch) ||
-                    !r.get_u64(c.producer->seq)) {
+                    !r.get_u64(c.producer->seq) || !get_identity(r, c.producer->identity)) {
                     return false;
                 }
             }

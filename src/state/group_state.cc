@@ -135,32 +135,63 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
     const bool close_only = c.close && c.body.empty() && !c.content_fault;
 
     // Producer rules come before the stream's closure and the content (extensions 5.3).
-    protocol::producer_record* record = nullptr;
+    const protocol::producer_record* record = nullptr;
+    protocol::producer_write write;
     if (c.producer) {
+        write = protocol::producer_write{c.producer->epoch, c.producer->seq, c.producer->identity,
+                                         c.if_incarnation.has_value()};
         auto it = s->producers.find(c.producer->id);
+        // Step 2: state idle for too long is dropped, raising the epoch floor.
+        if (it != s->producers.end() && now - it->second.last_write_ms > protocol::producer_idle_ms) {
+            drop_producer(*s, it);
+            it = s->producers.end();
+        }
         record = it == s->producers.end() ? nullptr : &it->second;
-        const auto decision = protocol::evaluate_producer(record, c.producer->epoch, c.producer->seq);
-        switch (decision.verdict) {
+        const auto d = protocol::evaluate_producer(record, s->epoch_floor, write);
+        r.closed_epoch = d.closed_epoch;
+        r.closed_seq = d.closed_seq;
+        switch (d.verdict) {
             case protocol::producer_verdict::apply:
                 break;
-            case protocol::producer_verdict::duplicate:
+            case protocol::producer_verdict::repeat:
                 r.kind = write_kind::repeated;
                 r.producer_epoch = record->epoch;
                 r.producer_seq = record->last_seq;
-                if (c.producer->seq == record->last_seq) {
-                    r.start_offset = record->last_start;
-                    r.next_offset = record->last_end;
-                    r.closed = s->closed && record->last_end == s->tail();
-                } else {
-                    r.receipt_evicted = true;
-                    r.start_offset = r.next_offset = 0;  // no range: it is not kept
-                    r.closed = false;
-                }
+                r.start_offset = record->last_start;
+                r.next_offset = record->last_end;
+                r.closed = s->closed && record->last_end == s->tail();
+                return r;
+            case protocol::producer_verdict::repeat_evicted:
+                r.kind = write_kind::repeated;
+                r.producer_epoch = record->epoch;
+                r.producer_seq = record->last_seq;
+                r.receipt_evicted = true;
+                r.start_offset = r.next_offset = 0;  // no range: it is not kept
+                r.closed = false;
+                return r;
+            case protocol::producer_verdict::key_conflict:
+                r.refusal = make_error(error_code::producer_key_conflict,
+                                       "this producer key holds a write with another identity");
+                r.producer_epoch = d.answer_epoch;
+                r.producer_outcome = "key-conflict";
+                return r;
+            case protocol::producer_verdict::epoch_closed_by_claim:
+                r.refusal = make_error(error_code::producer_epoch_closed,
+                                       "a claim of a later epoch closed this producer epoch");
+                r.producer_epoch = d.answer_epoch;
+                r.producer_outcome = "epoch-closed;by=claim";
                 return r;
             case protocol::producer_verdict::stale_epoch:
                 r.refusal = make_error(error_code::producer_epoch_stale,
                                        "producer epoch is older than the current one");
-                r.producer_epoch = record->epoch;
+                r.producer_epoch = d.answer_epoch;
+                r.producer_outcome = "stale-epoch";
+                return r;
+            case protocol::producer_verdict::producer_expired:
+                r.refusal = make_error(error_code::producer_expired,
+                                       "the server may have forgotten this producer epoch");
+                r.producer_epoch = d.answer_epoch;
+                r.producer_outcome = "producer-expired";
                 return r;
             case protocol::producer_verdict::new_epoch_seq:
                 r.refusal = make_error(error_code::invalid_producer,
@@ -170,9 +201,15 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
             case protocol::producer_verdict::seq_gap:
                 r.refusal = make_error(error_code::producer_seq_conflict,
                                        "Producer-Seq is not the next expected sequence number");
-                r.expected_seq = decision.expected_seq;
+                r.expected_seq = d.expected_seq;
                 r.received_seq = c.producer->seq;
                 return r;
+        }
+        if (record == nullptr && s->producers.size() >= protocol::max_producers_per_stream &&
+            !make_room_for_producer(*s, now)) {
+            r.refusal = make_error(error_code::producer_limit,
+                                   "the stream holds the most producers it keeps; retry later");
+            return r;
         }
     }
 
@@ -182,12 +219,7 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
             // producer's close still counts as its write, at the tail.
             r.kind = write_kind::appended;
             r.start_offset = s->tail();
-            if (c.producer) {
-                protocol::producer_record& p = s->producers[c.producer->id];
-                p = protocol::producer_record{c.producer->epoch, c.producer->seq, s->tail(), s->tail()};
-                r.producer_epoch = p.epoch;
-                r.producer_seq = p.last_seq;
-            }
+            if (c.producer) record_producer_write(*s, *c.producer, record, write, s->tail(), now, r);
             return r;
         }
         r.refusal = make_error(error_code::stream_closed, "stream is closed");
@@ -216,20 +248,50 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
     s->bytes.append(c.body);
     s->last_write_ms = now;
     if (c.close) s->closed = true;
-    if (c.producer) {
-        protocol::producer_record& p = s->producers[c.producer->id];
-        p.epoch = c.producer->epoch;
-        p.last_seq = c.producer->seq;
-        p.last_start = r.start_offset;
-        p.last_end = s->tail();
-        r.producer_epoch = p.epoch;
-        r.producer_seq = p.last_seq;
-    }
+    if (c.producer) record_producer_write(*s, *c.producer, record, write, r.start_offset, now, r);
     r.kind = write_kind::appended;
     r.next_offset = s->tail();
     r.closed = s->closed;
     r.wakes_readers = true;
     return r;
+}
+
+void group_state::drop_producer(stream& s, std::unordered_map<std::string, protocol::producer_record>::iterator it) {
+    s.epoch_floor = std::max(s.epoch_floor.value_or(0), it->second.epoch);
+    s.producers.erase(it);
+}
+
+bool group_state::make_room_for_producer(stream& s, protocol::unix_ms now) {
+    // Drop the longest-idle producer, if it has been idle long enough.
+    auto oldest = s.producers.end();
+    for (auto it = s.producers.begin(); it != s.producers.end(); ++it) {
+        if (oldest == s.producers.end() || it->second.last_write_ms < oldest->second.last_write_ms) {
+            oldest = it;
+        }
+    }
+    if (oldest == s.producers.end() || now - oldest->second.last_write_ms < protocol::producer_min_keep_ms) {
+        return false;
+    }
+    drop_producer(s, oldest);
+    return true;
+}
+
+void group_state::record_producer_write(stream& s, const producer_key& key,
+                                        const protocol::producer_record* record,
+                                        const protocol::producer_write& write, std::uint64_t start,
+                                        protocol::unix_ms now, apply_result& r) {
+    const protocol::producer_record next =
+        protocol::record_applied(record, s.epoch_floor, write, start, s.tail(), now);
+    const bool claim = record == nullptr || write.epoch > record->epoch;
+    s.producers[key.id] = next;
+    r.producer_epoch = next.epoch;
+    r.producer_seq = next.last_seq;
+    r.start_offset = start;
+    r.next_offset = s.tail();
+    if (claim) {
+        r.closed_epoch = next.closed_epoch;
+        r.closed_seq = next.closed_seq;
+    }
 }
 
 apply_result group_state::apply_delete(const delete_stream& c) {

@@ -53,6 +53,13 @@ private:
     apply_result apply_flush(const flush_chunk& c);
 
     stream* find_mutable(std::string_view key);
+    static void drop_producer(stream& s,
+                              std::unordered_map<std::string, protocol::producer_record>::iterator it);
+    static bool make_room_for_producer(stream& s, protocol::unix_ms now);
+    static void record_producer_write(stream& s, const producer_key& key,
+                                      const protocol::producer_record* record,
+                                      const protocol::producer_write& write, std::uint64_t start,
+                                      protocol::unix_ms now, apply_result& r);
 
     std::uint64_t _history_id = 0;
     // unique_ptr: stream addresses stay stable while the map rehashes.

@@ -32,6 +32,8 @@ struct stream {
     bool closed = false;
     std::optional<std::string> last_stream_seq;
     std::unordered_map<std::string, protocol::producer_record> producers;
+    // The highest epoch of any producer state the stream dropped (extensions 5.4).
+    std::optional<std::uint64_t> epoch_floor;
     // Cold chunks cover [first_offset(), cold_end()) contiguously; hot bytes
     // cover at least [cold_end(), tail()).
     std::vector<chunk_ref> chunks;

@@ -641,7 +641,15 @@ TEST(GroupStateProducer, ClaimOfNewerEpochFencesTheOldOne) {
     expect_ok(claim);
     EXPECT_EQ(claim.producer_epoch, 1u);
     EXPECT_EQ(claim.producer_seq, 0u);
-    expect_refused(t.run(producer_write("p", 0, 2, "zombie")), error_code::producer_epoch_stale);
+    EXPECT_EQ(claim.closed_epoch, std::optional<std::uint64_t>(0));
+    EXPECT_EQ(claim.closed_seq, 1u);
+    // extensions 5.3: the epoch the claim closed answers epoch-closed;by=claim.
+    const auto zombie = t.run(producer_write("p", 0, 2, "zombie"));
+    expect_refused(zombie, error_code::producer_epoch_closed);
+    EXPECT_EQ(zombie.producer_outcome, "epoch-closed;by=claim");
+    EXPECT_EQ(zombie.producer_epoch, 1u);
+    EXPECT_EQ(zombie.closed_epoch, std::optional<std::uint64_t>(0));
+    EXPECT_EQ(zombie.closed_seq, 1u);
     EXPECT_EQ(t.bytes(), "abc");
 }
 
