@@ -76,24 +76,7 @@ boost::asio::awaitable<void> handle_append(exchange& ex) {
     const bool close_only = cmd->close && cmd->body.empty() && !cmd->content_fault;
     state::command_body body = std::move(*cmd);
     const state::apply_result r = co_await ex.service().write(body);
-    if (r.refusal) {
-        response res = render_refusal(ex, r);
-        co_await ex.send(res);
-        co_return;
-    }
-    // A new producer write answers 200; repeats, close-only writes and plain
-    // appends answer 204 (base protocol 5.2, 5.2.1; extensions 5.3).
-    const bool fresh_producer_write =
-        r.producer_write && r.kind == state::write_kind::appended && !close_only;
-    response res =
-        ex.make_response(fresh_producer_write ? http::status::ok : http::status::no_content);
-    res.set(hdr::stream_incarnation, std::to_string(*r.incarnation));
-    if (r.closed) res.set(hdr::stream_closed, "true");
-    if (r.producer_write) {
-        add_producer_answer(res, r);
-    } else {
-        set_offset_header(res, hdr::stream_next_offset, r.next_offset);
-    }
+    response res = render_append_answer(ex, r, close_only);
     co_await ex.send(res);
 }
 

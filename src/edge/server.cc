@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "edge/dispatch.h"
+#include "edge/early_answer.h"
 
 namespace dstream::edge {
 namespace {
@@ -115,6 +116,18 @@ asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
                 co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
                                           "unsupported Transfer-Encoding");
                 break;
+            }
+            std::optional<std::uint64_t> declared;
+            if (const auto length = parser.content_length()) declared = *length;
+            const auto early = co_await answer_before_body(stream, parser.get(), declared, _service, _options);
+            if (early == early_answer::close) break;
+            if (early == early_answer::body_follows) {
+                // Read the body the client is sending, and drop it.
+                stream.expires_after(_options.body_timeout);
+                co_await http::async_read(stream, buffer, parser,
+                                          asio::redirect_error(asio::use_awaitable, ec));
+                if (ec || !parser.get().keep_alive()) break;
+                continue;
             }
             if (beast::iequals(head[http::field::expect], "100-continue")) {
                 http::response<http::empty_body> cont{http::status::continue_, head.version()};

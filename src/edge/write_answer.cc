@@ -47,6 +47,9 @@ response render_refusal(const exchange& ex, const state::apply_result& r) {
     return res;
 }
 
+namespace {
+
+// Producer-Epoch / Producer-Seq and the receipt of extensions 5.3.
 void add_producer_answer(response& res, const state::apply_result& r) {
     if (r.producer_epoch) set_header(res, hdr::producer_epoch, std::to_string(*r.producer_epoch));
     if (r.producer_seq) set_header(res, hdr::producer_seq, std::to_string(*r.producer_seq));
@@ -57,6 +60,23 @@ void add_producer_answer(response& res, const state::apply_result& r) {
     }
     set_offset_header(res, hdr::stream_offset, r.start_offset);
     set_offset_header(res, hdr::stream_next_offset, r.next_offset);
+}
+
+}  // namespace
+
+response render_append_answer(const exchange& ex, const state::apply_result& r, bool close_only) {
+    if (r.refusal) return render_refusal(ex, r);
+    const bool fresh_producer_write =
+        r.producer_write && r.kind == state::write_kind::appended && !close_only;
+    response res = ex.make_response(fresh_producer_write ? http::status::ok : http::status::no_content);
+    set_header(res, hdr::stream_incarnation, std::to_string(*r.incarnation));
+    if (r.closed) set_header(res, hdr::stream_closed, "true");
+    if (r.producer_write) {
+        add_producer_answer(res, r);
+    } else {
+        set_offset_header(res, hdr::stream_next_offset, r.next_offset);
+    }
+    return res;
 }
 
 }  // namespace dstream::edge

@@ -10,8 +10,10 @@ namespace dstream::edge {
 // with the final offset, producer headers, Stream-Last-Seq).
 response render_refusal(const exchange& ex, const state::apply_result& r);
 
-// Producer-Epoch / Producer-Seq and the receipt of extensions 5.3.
-void add_producer_answer(response& res, const state::apply_result& r);
+// The answer to an append or close: a refusal, or 200 for a new producer
+// write and 204 for repeats, close-only writes and plain appends (base
+// protocol 5.2, 5.2.1; extensions 5.3), with the receipt.
+response render_append_answer(const exchange& ex, const state::apply_result& r, bool close_only);
 
 void set_offset_header(response& res, std::string_view name, std::uint64_t offset);
 

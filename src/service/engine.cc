@@ -196,6 +196,15 @@ asio::awaitable<stream_view> engine::read(const read_request& request) {
     co_return view;
 }
 
+asio::awaitable<std::optional<state::apply_result>> engine::answer_before_body(
+    const state::append& headers) {
+    using answer = std::optional<state::apply_result>;
+    auto slot = std::make_shared<runtime::async_slot<answer>>(co_await asio::this_coro::executor);
+    group& g = group_for(headers.key);
+    asio::post(g.strand(), [&g, headers, slot] { slot->deliver(g.answer_before_body(headers)); });
+    co_return co_await slot->take();
+}
+
 asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarnation,
                                    std::uint64_t offset,
                                    std::chrono::steady_clock::time_point deadline) {

@@ -45,6 +45,8 @@ public:
 
     boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;
     boost::asio::awaitable<stream_view> read(const read_request& request) override;
+    boost::asio::awaitable<std::optional<state::apply_result>> answer_before_body(
+        const state::append& headers) override;
     boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
                                       std::uint64_t offset,
                                       std::chrono::steady_clock::time_point deadline) override;

@@ -274,6 +274,12 @@ void group::wake_readers(const std::string& key) {
     _watchers.erase(it);
 }
 
+std::optional<state::apply_result> group::answer_before_body(const state::append& headers) {
+    const auto now = runtime::now_unix_ms();
+    if (live_stream(headers.key, now) == nullptr) return std::nullopt;
+    return _state.answer_from_headers(headers, now);
+}
+
 bool group::watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,
                   const std::shared_ptr<runtime::wake_signal>& signal) {
     const state::stream* s = live_stream(key, runtime::now_unix_ms());

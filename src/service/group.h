@@ -57,6 +57,7 @@ public:
     void start();
     void propose(state::command_body body, write_done done);
     read_plan read(const read_request& request);
+    std::optional<state::apply_result> answer_before_body(const state::append& headers);
     // Registers `signal` to fire when the stream changes; false when the
     // condition already holds and the reader must not wait.
     bool watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,

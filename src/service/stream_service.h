@@ -57,6 +57,11 @@ public:
 
     virtual boost::asio::awaitable<stream_view> read(const read_request& request) = 0;
 
+    // extensions 5.5: the answer of a producer write with Stream-Incarnation
+    // decided from its headers alone (a repeat or a key conflict), or nothing.
+    virtual boost::asio::awaitable<std::optional<state::apply_result>> answer_before_body(
+        const state::append& headers) = 0;
+
     // Returns once the stream `key` of `incarnation` has bytes at or past
     // `offset`, is closed, is gone or replaced, or at `deadline`.
     virtual boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,

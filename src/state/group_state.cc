@@ -148,63 +148,12 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
         }
         record = it == s->producers.end() ? nullptr : &it->second;
         const auto d = protocol::evaluate_producer(record, s->epoch_floor, write);
+        if (d.verdict != protocol::producer_verdict::apply) {
+            answer_producer_decision(*s, record, d, c, r);
+            return r;
+        }
         r.closed_epoch = d.closed_epoch;
         r.closed_seq = d.closed_seq;
-        switch (d.verdict) {
-            case protocol::producer_verdict::apply:
-                break;
-            case protocol::producer_verdict::repeat:
-                r.kind = write_kind::repeated;
-                r.producer_epoch = record->epoch;
-                r.producer_seq = record->last_seq;
-                r.start_offset = record->last_start;
-                r.next_offset = record->last_end;
-                r.closed = s->closed && record->last_end == s->tail();
-                return r;
-            case protocol::producer_verdict::repeat_evicted:
-                r.kind = write_kind::repeated;
-                r.producer_epoch = record->epoch;
-                r.producer_seq = record->last_seq;
-                r.receipt_evicted = true;
-                r.start_offset = r.next_offset = 0;  // no range: it is not kept
-                r.closed = false;
-                return r;
-            case protocol::producer_verdict::key_conflict:
-                r.refusal = make_error(error_code::producer_key_conflict,
-                                       "this producer key holds a write with another identity");
-                r.producer_epoch = d.answer_epoch;
-                r.producer_outcome = "key-conflict";
-                return r;
-            case protocol::producer_verdict::epoch_closed_by_claim:
-                r.refusal = make_error(error_code::producer_epoch_closed,
-                                       "a claim of a later epoch closed this producer epoch");
-                r.producer_epoch = d.answer_epoch;
-                r.producer_outcome = "epoch-closed;by=claim";
-                return r;
-            case protocol::producer_verdict::stale_epoch:
-                r.refusal = make_error(error_code::producer_epoch_stale,
-                                       "producer epoch is older than the current one");
-                r.producer_epoch = d.answer_epoch;
-                r.producer_outcome = "stale-epoch";
-                return r;
-            case protocol::producer_verdict::producer_expired:
-                r.refusal = make_error(error_code::producer_expired,
-                                       "the server may have forgotten this producer epoch");
-                r.producer_epoch = d.answer_epoch;
-                r.producer_outcome = "producer-expired";
-                return r;
-            case protocol::producer_verdict::new_epoch_seq:
-                r.refusal = make_error(error_code::invalid_producer,
-                                       "a new producer epoch must start at Producer-Seq 0");
-                r.expected_seq = 0;
-                return r;
-            case protocol::producer_verdict::seq_gap:
-                r.refusal = make_error(error_code::producer_seq_conflict,
-                                       "Producer-Seq is not the next expected sequence number");
-                r.expected_seq = d.expected_seq;
-                r.received_seq = c.producer->seq;
-                return r;
-        }
         if (record == nullptr && s->producers.size() >= protocol::max_producers_per_stream &&
             !make_room_for_producer(*s, now)) {
             r.refusal = make_error(error_code::producer_limit,
@@ -253,6 +202,92 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
     r.next_offset = s->tail();
     r.closed = s->closed;
     r.wakes_readers = true;
+    return r;
+}
+
+void group_state::answer_producer_decision(const stream& s, const protocol::producer_record* record,
+                                           const protocol::producer_decision& d, const append& c,
+                                           apply_result& r) {
+    r.closed_epoch = d.closed_epoch;
+    r.closed_seq = d.closed_seq;
+    switch (d.verdict) {
+        case protocol::producer_verdict::apply:
+            return;
+        case protocol::producer_verdict::repeat:
+            r.kind = write_kind::repeated;
+            r.producer_epoch = record->epoch;
+            r.producer_seq = record->last_seq;
+            r.start_offset = record->last_start;
+            r.next_offset = record->last_end;
+            r.closed = s.closed && record->last_end == s.tail();
+            return;
+        case protocol::producer_verdict::repeat_evicted:
+            r.kind = write_kind::repeated;
+            r.producer_epoch = record->epoch;
+            r.producer_seq = record->last_seq;
+            r.receipt_evicted = true;
+            r.start_offset = r.next_offset = 0;  // no range: it is not kept
+            r.closed = false;
+            return;
+        case protocol::producer_verdict::key_conflict:
+            r.refusal = make_error(error_code::producer_key_conflict,
+                                   "this producer key holds a write with another identity");
+            r.producer_epoch = d.answer_epoch;
+            r.producer_outcome = "key-conflict";
+            return;
+        case protocol::producer_verdict::epoch_closed_by_claim:
+            r.refusal = make_error(error_code::producer_epoch_closed,
+                                   "a claim of a later epoch closed this producer epoch");
+            r.producer_epoch = d.answer_epoch;
+            r.producer_outcome = "epoch-closed;by=claim";
+            return;
+        case protocol::producer_verdict::stale_epoch:
+            r.refusal = make_error(error_code::producer_epoch_stale,
+                                   "producer epoch is older than the current one");
+            r.producer_epoch = d.answer_epoch;
+            r.producer_outcome = "stale-epoch";
+            return;
+        case protocol::producer_verdict::producer_expired:
+            r.refusal = make_error(error_code::producer_expired,
+                                   "the server may have forgotten this producer epoch");
+            r.producer_epoch = d.answer_epoch;
+            r.producer_outcome = "producer-expired";
+            return;
+        case protocol::producer_verdict::new_epoch_seq:
+            r.refusal = make_error(error_code::invalid_producer,
+                                   "a new producer epoch must start at Producer-Seq 0");
+            r.expected_seq = 0;
+            return;
+        case protocol::producer_verdict::seq_gap:
+            r.refusal = make_error(error_code::producer_seq_conflict,
+                                   "Producer-Seq is not the next expected sequence number");
+            r.expected_seq = d.expected_seq;
+            r.received_seq = c.producer->seq;
+            return;
+    }
+}
+
+std::optional<apply_result> group_state::answer_from_headers(const append& c,
+                                                             protocol::unix_ms now) const {
+    const stream* s = find(c.key);
+    if (s == nullptr || !c.producer || !c.if_incarnation || *c.if_incarnation != s->incarnation) {
+        return std::nullopt;
+    }
+    auto it = s->producers.find(c.producer->id);
+    if (it == s->producers.end() || now - it->second.last_write_ms > protocol::producer_idle_ms) {
+        return std::nullopt;
+    }
+    const protocol::producer_write write{c.producer->epoch, c.producer->seq, c.producer->identity, true};
+    const auto d = protocol::evaluate_producer(&it->second, s->epoch_floor, write);
+    if (d.verdict != protocol::producer_verdict::repeat &&
+        d.verdict != protocol::producer_verdict::repeat_evicted &&
+        d.verdict != protocol::producer_verdict::key_conflict) {
+        return std::nullopt;
+    }
+    apply_result r;
+    describe(r, *s);
+    r.producer_write = true;
+    answer_producer_decision(*s, &it->second, d, c, r);
     return r;
 }
 

@@ -5,6 +5,7 @@
 // every replica. It runs on the group's executor only.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,6 +38,11 @@ public:
     apply_result apply(const command& cmd, std::uint64_t log_index);
 
     const stream* find(std::string_view key) const;
+
+    // extensions 5.5: the answer a producer write with Stream-Incarnation gets
+    // from its headers alone, when it is a repeat or a key conflict; nothing
+    // otherwise (the write must be read and proposed).
+    std::optional<apply_result> answer_from_headers(const append& c, protocol::unix_ms now) const;
     std::uint64_t history_id() const { return _history_id; }
     std::size_t stream_count() const { return _streams.size(); }
     template <typename F>
@@ -53,6 +59,9 @@ private:
     apply_result apply_flush(const flush_chunk& c);
 
     stream* find_mutable(std::string_view key);
+    static void answer_producer_decision(const stream& s, const protocol::producer_record* record,
+                                         const protocol::producer_decision& d, const append& c,
+                                         apply_result& r);
     static void drop_producer(stream& s,
                               std::unordered_map<std::string, protocol::producer_record>::iterator it);
     static bool make_room_for_producer(stream& s, protocol::unix_ms now);
