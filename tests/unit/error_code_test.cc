@@ -41,7 +41,9 @@ TEST(ErrorCodes, WriteOutcomeClassification) {
     // Every 4xx proves a refusal (11.1); among 5xx only the listed codes do.
     for (std::uint8_t i = 0; i < error_code_count; ++i) {
         const auto code = static_cast<error_code>(i);
-        if (http_status(code) < 500) EXPECT_TRUE(proves_refusal(code)) << wire_code(code);
+        if (http_status(code) < 500) {
+            EXPECT_TRUE(proves_refusal(code)) << wire_code(code);
+        }
     }
     EXPECT_TRUE(proves_refusal(error_code::wal_disk_pressure));
     EXPECT_TRUE(proves_refusal(error_code::no_leader));
