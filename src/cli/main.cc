@@ -26,20 +26,22 @@ namespace {
 
 using namespace dstream;
 
-// Chunk objects that no stream references (a crash between writing a chunk
-// and logging it, or between a delete and the removal of its chunks).
-void sweep_orphan_chunks(storage::object_store& store, const service::engine& engine) {
-    auto keys = store.list(std::string(service::chunk_key_prefix));
-    if (!keys) {
-        spdlog::warn("cannot list chunk objects; orphan sweep skipped");
-        return;
-    }
-    const auto referenced = engine.referenced_chunk_keys();
+// Cold objects that no stream references (a crash between writing an object
+// and logging it, or between a delete and the removal of its objects).
+void sweep_orphan_objects(storage::object_store& store, const service::engine& engine) {
+    const auto referenced = engine.referenced_object_keys();
     std::size_t removed = 0;
-    for (const auto& key : *keys) {
-        if (!referenced.contains(key) && store.remove(key)) ++removed;
+    for (const auto prefix : {service::chunk_key_prefix, service::snapshot_key_prefix}) {
+        auto keys = store.list(std::string(prefix));
+        if (!keys) {
+            spdlog::warn("cannot list cold objects; orphan sweep skipped");
+            return;
+        }
+        for (const auto& key : *keys) {
+            if (!referenced.contains(key) && store.remove(key)) ++removed;
+        }
     }
-    spdlog::info("chunk store: {} objects referenced, {} orphans removed", referenced.size(), removed);
+    spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(), removed);
 }
 
 int run_serve(const cli::serve_options& opts) {
@@ -82,7 +84,10 @@ int run_serve(const cli::serve_options& opts) {
         wal = std::make_unique<log::node_wal>(log::wal_options{dir / "wal", opts.wal_segment_bytes});
         const auto started = std::chrono::steady_clock::now();
         engine->restore_checkpoints(*checkpoints);
+        // A group's log continues past its checkpoint even when recovery
+        // finds none of its records (their segments were deleted).
         std::vector<std::uint64_t> last_index(meta.group_count, 0);
+        for (std::size_t g = 0; g < meta.group_count; ++g) last_index[g] = engine->checkpoint_index(g);
         const log::wal_recovery recovered =
             wal->recover([&](std::uint32_t group, std::uint64_t index, std::string_view record) {
                 engine->replay(group, index, record);
@@ -99,7 +104,7 @@ int run_serve(const cli::serve_options& opts) {
         });
         wal->start();
         engine->release_checkpointed();
-        sweep_orphan_chunks(*store, *engine);
+        sweep_orphan_objects(*store, *engine);
     }
     engine->start();
 

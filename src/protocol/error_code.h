@@ -60,7 +60,8 @@ namespace dstream::protocol {
     X(ingress_body_bytes_limit_reached, "INGRESS_BODY_BYTES_LIMIT_REACHED", 503, true) \
     X(live_read_backpressure, "LIVE_READ_BACKPRESSURE", 503, false)        \
     X(apply_stopped, "APPLY_STOPPED", 503, true)                           \
-    X(outcome_unknown, "OUTCOME_UNKNOWN", 503, false)
+    X(outcome_unknown, "OUTCOME_UNKNOWN", 503, false)                     \
+    X(json_boundary_unverified, "JSON_BOUNDARY_UNVERIFIED", 503, true)
 
 enum class error_code : std::uint8_t {
 #define DSTREAM_X(name, wire, status, refusal) name,

@@ -40,4 +40,13 @@ std::string chunk_object_key(std::string_view stream_key, std::uint64_t incarnat
 
 inline constexpr std::string_view chunk_key_prefix = "chunks/";
 
+// A snapshot body's object key: deterministic in the stream, its incarnation,
+// the offset and the digest.
+std::string snapshot_object_key(std::string_view stream_key, std::uint64_t incarnation,
+                                std::uint64_t offset, std::string_view digest_hex);
+
+inline constexpr std::string_view snapshot_key_prefix = "snapshots/";
+// Snapshot bodies of this size and more go to the cold tier (extensions 2.2 note).
+inline constexpr std::uint64_t snapshot_inline_limit = 1u << 20;
+
 }  // namespace dstream::service

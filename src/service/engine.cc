@@ -127,6 +127,10 @@ void engine::restore_checkpoints(const log::checkpoint_files& files) {
     }
 }
 
+std::uint64_t engine::checkpoint_index(std::size_t group) const {
+    return _groups[group]->checkpoint_index();
+}
+
 void engine::release_checkpointed() {
     for (auto& g : _groups) {
         if (g->checkpoint_index() > 0) {
@@ -135,9 +139,9 @@ void engine::release_checkpointed() {
     }
 }
 
-std::unordered_set<std::string> engine::referenced_chunk_keys() const {
+std::unordered_set<std::string> engine::referenced_object_keys() const {
     std::unordered_set<std::string> keys;
-    for (const auto& g : _groups) g->collect_chunk_keys(keys);
+    for (const auto& g : _groups) g->collect_object_keys(keys);
     return keys;
 }
 

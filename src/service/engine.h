@@ -35,13 +35,15 @@ public:
     void restore_checkpoints(const log::checkpoint_files& files);
     // Applies a recovered log record to its group (before start(), one thread).
     void replay(std::size_t group, std::uint64_t index, std::string_view record);
+    // The index the group's loaded checkpoint covers (0: none).
+    std::uint64_t checkpoint_index(std::size_t group) const;
     // Lets each group's log drop what its checkpoint covers.
     void release_checkpointed();
     void attach_logs(const log_factory& make_log);
     // Draws each new group's history id and starts its timers.
     void start();
-    // The chunk objects the state references (for the orphan sweep at start).
-    std::unordered_set<std::string> referenced_chunk_keys() const;
+    // The cold objects the state references (for the orphan sweep at start).
+    std::unordered_set<std::string> referenced_object_keys() const;
 
     boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;
     boost::asio::awaitable<stream_view> read(const read_request& request) override;

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "protocol/digest.h"
 #include "runtime/clock.h"
 
 namespace dstream::service {
@@ -106,6 +107,30 @@ const state::stream* group::live_stream(const std::string& key, protocol::unix_m
 }
 
 void group::propose(state::command_body body, write_done done) {
+    auto* publish = std::get_if<state::publish_snapshot>(&body);
+    if (publish != nullptr && _cold.enabled() && publish->body.size() >= snapshot_inline_limit) {
+        // Two steps, like a chunk: the object first, then the command that
+        // references it; a crash between them leaves an orphan for the sweep.
+        const state::stream* s = _state.find(publish->key);
+        publish->object_key = snapshot_object_key(publish->key, s ? s->incarnation : 0, publish->offset,
+                                                  protocol::to_hex(publish->digest));
+        auto job = std::make_shared<std::pair<state::command_body, write_done>>(std::move(body), std::move(done));
+        boost::asio::post(_cold.io, [this, job] {
+            auto& p = std::get<state::publish_snapshot>(job->first);
+            const status written = _cold.store->put(p.object_key, p.body);
+            boost::asio::post(_strand, [this, job, written] {
+                if (!written) {
+                    state::apply_result failed;
+                    failed.refusal = written.err();
+                    if (job->second) job->second(std::move(failed));
+                    return;
+                }
+                std::get<state::publish_snapshot>(job->first).body.clear();
+                propose(std::move(job->first), std::move(job->second));
+            });
+        });
+        return;
+    }
     const auto now = runtime::now_unix_ms();
     if (const std::string* key = key_of(body)) live_stream(*key, now);
     append_to_log(state::command{now, std::move(body)}, std::move(done));
@@ -162,15 +187,8 @@ void group::maybe_checkpoint(bool idle) {
 state::apply_result group::apply_and_follow(const state::command& cmd, std::uint64_t index) {
     const std::string* key = key_of(cmd.body);
     std::uint64_t held_before = 0;
-    std::vector<state::chunk_ref> chunks_before;
     if (key != nullptr) {
-        if (const state::stream* s = _state.find(*key)) {
-            held_before = s->hot_bytes_held();
-            if (std::holds_alternative<state::delete_stream>(cmd.body) ||
-                std::holds_alternative<state::expire_stream>(cmd.body)) {
-                chunks_before = s->chunks;
-            }
-        }
+        if (const state::stream* s = _state.find(*key)) held_before = s->hot_bytes_held();
     }
     state::apply_result r = _state.apply(cmd, index);
     _applied_index = index;
@@ -182,12 +200,11 @@ state::apply_result group::apply_and_follow(const state::command& cmd, std::uint
         _last_read_ms.erase(*key);
         _expiring.erase(*key);
     }
-    // Chunks of a stream that is gone (deleted, expired or replaced) are garbage.
-    if (!chunks_before.empty() && (s == nullptr || s->chunks.empty()) && _cold.enabled()) {
-        boost::asio::post(_cold.io, [cold = _cold, chunks = std::move(chunks_before)] {
-            for (const auto& c : chunks) {
-                cold.cache->erase(c.object_key);
-                (void)cold.store->remove(c.object_key);
+    if (!r.garbage_objects.empty() && _cold.enabled()) {
+        boost::asio::post(_cold.io, [cold = _cold, garbage = r.garbage_objects] {
+            for (const auto& object_key : garbage) {
+                cold.cache->erase(object_key);
+                (void)cold.store->remove(object_key);
             }
         });
     }
@@ -259,9 +276,10 @@ void group::finish_flush(flush_chunk_job job, const status& written) {
     });
 }
 
-void group::collect_chunk_keys(std::unordered_set<std::string>& out) const {
+void group::collect_object_keys(std::unordered_set<std::string>& out) const {
     _state.for_each_stream([&](const std::string&, const state::stream& s) {
         for (const auto& c : s.chunks) out.insert(c.object_key);
+        if (s.snapshot && !s.snapshot->object_key.empty()) out.insert(s.snapshot->object_key);
     });
 }
 

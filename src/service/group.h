@@ -62,8 +62,8 @@ public:
     // condition already holds and the reader must not wait.
     bool watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,
                const std::shared_ptr<runtime::wake_signal>& signal);
-    // The chunk objects every stream of the group references.
-    void collect_chunk_keys(std::unordered_set<std::string>& out) const;
+    // The cold objects (chunks, snapshot bodies) every stream references.
+    void collect_object_keys(std::unordered_set<std::string>& out) const;
 
 private:
     struct pending_entry {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "protocol/expiry.h"
@@ -47,6 +48,14 @@ struct apply_result {
     std::optional<std::uint64_t> received_seq;
     // Stream-Last-Seq on a Stream-Seq conflict (extensions 5.8).
     std::optional<std::string> last_stream_seq;
+    // The latest snapshot named by a publish answer (204 or 409), and the
+    // retained offset of a retention answer (extensions 2.2).
+    std::optional<std::uint64_t> snapshot_offset;
+    std::string snapshot_digest;  // lowercase hex
+    std::optional<std::uint64_t> retained_offset;
+    // Cold-tier objects the command made garbage (chunks below retention,
+    // a replaced snapshot, everything of a deleted stream).
+    std::vector<std::string> garbage_objects;
     // Whether the tail moved or the stream closed, disappeared or was replaced:
     // live readers of the stream must look again.
     bool wakes_readers = false;

@@ -58,6 +58,16 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
         w.put_u8(s->closed ? 1 : 0);
         w.put_u8(s->last_stream_seq ? 1 : 0);
         if (s->last_stream_seq) w.put_string(*s->last_stream_seq);
+        w.put_u64(s->retained);
+        w.put_u8(s->snapshot ? 1 : 0);
+        if (s->snapshot) {
+            w.put_u64(s->snapshot->offset);
+            w.put_string(s->snapshot->content_type);
+            for (auto b : s->snapshot->digest) w.put_u8(b);
+            w.put_u64(s->snapshot->size);
+            w.put_string(s->snapshot->inline_body);
+            w.put_string(s->snapshot->object_key);
+        }
         put_optional(w, s->epoch_floor);
         w.put_u64(s->producers.size());
         for (const auto& [id, p] : s->producers) {
@@ -132,6 +142,19 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
         if (has_seq != 0) {
             s->last_stream_seq.emplace();
             if (!r.get_string(*s->last_stream_seq)) return bad("is truncated");
+        }
+        std::uint8_t has_snapshot = 0;
+        if (!r.get_u64(s->retained) || !r.get_u8(has_snapshot)) return bad("is truncated");
+        if (has_snapshot != 0) {
+            snapshot_ref snap;
+            if (!r.get_u64(snap.offset) || !r.get_string(snap.content_type)) return bad("is truncated");
+            for (auto& b : snap.digest) {
+                if (!r.get_u8(b)) return bad("is truncated");
+            }
+            if (!r.get_u64(snap.size) || !r.get_string(snap.inline_body) || !r.get_string(snap.object_key)) {
+                return bad("is truncated");
+            }
+            s->snapshot = std::move(snap);
         }
         if (!get_optional(r, s->epoch_floor) || !r.get_u64(producers)) return bad("is truncated");
         for (std::uint64_t p = 0; p < producers; ++p) {

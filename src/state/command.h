@@ -77,8 +77,28 @@ struct flush_chunk {
     std::string object_key;
 };
 
-using command_body =
-    std::variant<init_group, create_stream, append, delete_stream, expire_stream, flush_chunk>;
+// extensions 2.2: publish the snapshot of [-1, offset). The body is inline,
+// or (1 MiB and more with a cold store) an object written before proposing.
+struct publish_snapshot {
+    std::string key;
+    std::optional<std::uint64_t> if_incarnation;
+    std::uint64_t offset = 0;
+    std::string content_type;
+    protocol::body_digest digest{};
+    std::uint64_t size = 0;
+    std::string body;        // inline body, empty when object_key is set
+    std::string object_key;  // cold-tier object holding the body
+};
+
+// extensions 2.2 Retention: drop everything below `offset`.
+struct retain {
+    std::string key;
+    std::optional<std::uint64_t> if_incarnation;
+    std::uint64_t offset = 0;
+};
+
+using command_body = std::variant<init_group, create_stream, append, delete_stream, expire_stream,
+                                  flush_chunk, publish_snapshot, retain>;
 
 struct command {
     protocol::unix_ms now_ms = 0;  // the proposer's clock
@@ -93,6 +113,8 @@ enum class command_type : std::uint8_t {
     delete_stream = 4,
     expire_stream = 5,
     flush_chunk = 6,
+    publish_snapshot = 7,
+    retain = 8,
 };
 
 std::string encode_command(const command& cmd);

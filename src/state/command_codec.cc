@@ -108,6 +108,23 @@ struct encoder {
         w.put_u64(c.end);
         w.put_string(c.object_key);
     }
+    void operator()(const publish_snapshot& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::publish_snapshot));
+        w.put_string(c.key);
+        put_optional_u64(w, c.if_incarnation);
+        w.put_u64(c.offset);
+        w.put_string(c.content_type);
+        for (auto b : c.digest) w.put_u8(b);
+        w.put_u64(c.size);
+        w.put_string(c.body);
+        w.put_string(c.object_key);
+    }
+    void operator()(const retain& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::retain));
+        w.put_string(c.key);
+        put_optional_u64(w, c.if_incarnation);
+        w.put_u64(c.offset);
+    }
     void operator()(const expire_stream& c) {
         w.put_u8(static_cast<std::uint8_t>(command_type::expire_stream));
         w.put_string(c.key);
@@ -185,6 +202,27 @@ bool decode_body(binary_reader& r, command_body& body) {
             flush_chunk c;
             if (!r.get_string(c.key) || !r.get_u64(c.incarnation) || !r.get_u64(c.start) ||
                 !r.get_u64(c.end) || !r.get_string(c.object_key)) {
+                return false;
+            }
+            body = std::move(c);
+            return true;
+        }
+        case command_type::publish_snapshot: {
+            publish_snapshot c;
+            if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation) || !r.get_u64(c.offset) ||
+                !r.get_string(c.content_type)) {
+                return false;
+            }
+            for (auto& b : c.digest) {
+                if (!r.get_u8(b)) return false;
+            }
+            if (!r.get_u64(c.size) || !r.get_string(c.body) || !r.get_string(c.object_key)) return false;
+            body = std::move(c);
+            return true;
+        }
+        case command_type::retain: {
+            retain c;
+            if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation) || !r.get_u64(c.offset)) {
                 return false;
             }
             body = std::move(c);

@@ -1,6 +1,9 @@
 #include "state/group_state.h"
 
+#include <algorithm>
+
 #include "protocol/content_type.h"
+#include "protocol/digest.h"
 
 namespace dstream::state {
 namespace {
@@ -34,6 +37,33 @@ apply_result incarnation_mismatch(const stream& s) {
                              "Stream-Incarnation does not match the stream");
     describe(r, s);
     return r;
+}
+
+
+// The cold objects a stream holds, all garbage once it is gone.
+void collect_objects(const stream& s, std::vector<std::string>& out) {
+    for (const auto& c : s.chunks) out.push_back(c.object_key);
+    if (s.snapshot && !s.snapshot->object_key.empty()) out.push_back(s.snapshot->object_key);
+}
+
+// extensions 2.1: for a JSON stream, snapshot and retention offsets must be
+// message boundaries: the stream's first offset, or an offset after an LF.
+std::optional<error> check_json_boundary(const stream& s, std::uint64_t offset) {
+    if (!s.json || offset == 0 || offset == s.retained) return std::nullopt;
+    if (offset - 1 < s.bytes.begin_offset()) {
+        // The byte is only in the cold tier; apply never reads it (no I/O).
+        return make_error(error_code::json_boundary_unverified,
+                          "the server could not verify that the offset is a message boundary");
+    }
+    if (s.bytes.byte_at(offset - 1) != '\n') {
+        return make_error(error_code::not_json_boundary, "the offset is not a JSON message boundary");
+    }
+    return std::nullopt;
+}
+
+void name_snapshot(apply_result& r, const snapshot_ref& snap) {
+    r.snapshot_offset = snap.offset;
+    r.snapshot_digest = protocol::to_hex(snap.digest);
 }
 
 }  // namespace
@@ -70,8 +100,12 @@ apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
                 return apply_delete(body);
             } else if constexpr (std::is_same_v<T, expire_stream>) {
                 return apply_expire(body);
-            } else {
+            } else if constexpr (std::is_same_v<T, flush_chunk>) {
                 return apply_flush(body);
+            } else if constexpr (std::is_same_v<T, publish_snapshot>) {
+                return apply_publish(body);
+            } else {
+                return apply_retain(body);
             }
         },
         cmd.body);
@@ -335,8 +369,9 @@ apply_result group_state::apply_delete(const delete_stream& c) {
     if (c.if_incarnation && *c.if_incarnation != it->second->incarnation) {
         return incarnation_mismatch(*it->second);
     }
-    _streams.erase(it);
     apply_result r;
+    collect_objects(*it->second, r.garbage_objects);
+    _streams.erase(it);
     r.kind = write_kind::deleted;
     r.wakes_readers = true;
     return r;
@@ -353,11 +388,90 @@ apply_result group_state::apply_flush(const flush_chunk& c) {
     return {};
 }
 
+
+
+apply_result group_state::apply_publish(const publish_snapshot& c) {
+    stream* s = find_mutable(c.key);
+    if (s == nullptr) return refused(error_code::stream_not_found, "stream not found");
+    if (c.if_incarnation && *c.if_incarnation != s->incarnation) return incarnation_mismatch(*s);
+    apply_result r;
+    describe(r, *s);
+    r.retained_offset = s->retained;
+    if (s->snapshot) {
+        const bool same_key = c.offset == s->snapshot->offset;
+        if (same_key && c.digest == s->snapshot->digest) {
+            name_snapshot(r, *s->snapshot);  // an idempotent repeat
+            if (!c.object_key.empty() && c.object_key != s->snapshot->object_key) {
+                r.garbage_objects.push_back(c.object_key);
+            }
+            return r;
+        }
+        if (same_key || c.offset < s->snapshot->offset) {
+            r.refusal = make_error(error_code::snapshot_conflict, "another snapshot is the latest");
+            name_snapshot(r, *s->snapshot);
+            if (!c.object_key.empty()) r.garbage_objects.push_back(c.object_key);
+            return r;
+        }
+    }
+    const auto refuse = [&](error e) {
+        r.refusal = std::move(e);
+        if (!c.object_key.empty()) r.garbage_objects.push_back(c.object_key);
+        return r;
+    };
+    if (c.offset > s->tail()) {
+        return refuse(make_error(error_code::snapshot_conflict, "the snapshot offset is beyond the tail"));
+    }
+    if (c.offset < s->retained) {
+        return refuse(make_error(error_code::stream_gone, "the snapshot offset is below the retained offset"));
+    }
+    if (auto bad = check_json_boundary(*s, c.offset)) return refuse(std::move(*bad));
+    if (s->snapshot && !s->snapshot->object_key.empty()) {
+        r.garbage_objects.push_back(s->snapshot->object_key);
+    }
+    s->snapshot = snapshot_ref{c.offset, c.content_type, c.digest, c.size, c.body, c.object_key};
+    name_snapshot(r, *s->snapshot);
+    return r;
+}
+
+apply_result group_state::apply_retain(const retain& c) {
+    stream* s = find_mutable(c.key);
+    if (s == nullptr) return refused(error_code::stream_not_found, "stream not found");
+    if (c.if_incarnation && *c.if_incarnation != s->incarnation) return incarnation_mismatch(*s);
+    apply_result r;
+    describe(r, *s);
+    if (c.offset > s->tail()) {
+        r.refusal = make_error(error_code::invalid_retention, "the retention offset is beyond the tail");
+        return r;
+    }
+    if (c.offset > s->retained) {
+        if (!s->snapshot || c.offset > s->snapshot->offset) {
+            r.refusal = make_error(error_code::invalid_retention,
+                                   "the retention offset is newer than the latest snapshot");
+            return r;
+        }
+        if (auto bad = check_json_boundary(*s, c.offset)) {
+            r.refusal = std::move(*bad);
+            return r;
+        }
+        s->retained = c.offset;
+        // Chunks wholly below the retained offset are garbage; one that
+        // straddles it stays, and reads start inside it.
+        auto keep = std::find_if(s->chunks.begin(), s->chunks.end(),
+                                 [&](const chunk_ref& ch) { return ch.end > c.offset; });
+        for (auto it = s->chunks.begin(); it != keep; ++it) r.garbage_objects.push_back(it->object_key);
+        s->chunks.erase(s->chunks.begin(), keep);
+        s->bytes.trim_before(std::min(c.offset, s->cold_end()));
+    }
+    r.retained_offset = s->retained;
+    return r;
+}
+
 apply_result group_state::apply_expire(const expire_stream& c) {
     auto it = _streams.find(c.key);
     if (it == _streams.end() || it->second->incarnation != c.incarnation) return {};
-    _streams.erase(it);
     apply_result r;
+    collect_objects(*it->second, r.garbage_objects);
+    _streams.erase(it);
     r.wakes_readers = true;
     return r;
 }

@@ -57,6 +57,8 @@ private:
     apply_result apply_delete(const delete_stream& c);
     apply_result apply_expire(const expire_stream& c);
     apply_result apply_flush(const flush_chunk& c);
+    apply_result apply_publish(const publish_snapshot& c);
+    apply_result apply_retain(const retain& c);
 
     stream* find_mutable(std::string_view key);
     static void answer_producer_decision(const stream& s, const protocol::producer_record* record,

@@ -20,6 +20,17 @@ struct chunk_ref {
     std::string object_key;
 };
 
+// The latest visible snapshot (extensions 2.2): inline below 1 MiB, a
+// cold-tier object at or above it.
+struct snapshot_ref {
+    std::uint64_t offset = 0;
+    std::string content_type;
+    protocol::body_digest digest{};
+    std::uint64_t size = 0;
+    std::string inline_body;
+    std::string object_key;  // empty when inline
+};
+
 struct stream {
     std::string content_type;
     bool json = false;  // application/json: stored as JSON message text
@@ -34,13 +45,16 @@ struct stream {
     std::unordered_map<std::string, protocol::producer_record> producers;
     // The highest epoch of any producer state the stream dropped (extensions 5.4).
     std::optional<std::uint64_t> epoch_floor;
+    std::optional<snapshot_ref> snapshot;
+    // The earliest retained offset (extensions 2.2, Retention Effect).
+    std::uint64_t retained = 0;
     // Cold chunks cover [first_offset(), cold_end()) contiguously; hot bytes
     // cover at least [cold_end(), tail()).
     std::vector<chunk_ref> chunks;
     storage::hot_bytes bytes;
 
     std::uint64_t tail() const { return bytes.end_offset(); }
-    std::uint64_t first_offset() const { return 0; }
+    std::uint64_t first_offset() const { return retained; }
     std::uint64_t cold_end() const { return chunks.empty() ? first_offset() : chunks.back().end; }
     std::uint64_t hot_bytes_held() const { return tail() - cold_end(); }
 };

@@ -58,6 +58,23 @@ void expect_same(const flush_chunk& a, const flush_chunk& b) {
     EXPECT_EQ(a.object_key, b.object_key);
 }
 
+void expect_same(const publish_snapshot& a, const publish_snapshot& b) {
+    EXPECT_EQ(a.key, b.key);
+    EXPECT_EQ(a.if_incarnation, b.if_incarnation);
+    EXPECT_EQ(a.offset, b.offset);
+    EXPECT_EQ(a.content_type, b.content_type);
+    EXPECT_EQ(a.digest, b.digest);
+    EXPECT_EQ(a.size, b.size);
+    EXPECT_EQ(a.body, b.body);
+    EXPECT_EQ(a.object_key, b.object_key);
+}
+
+void expect_same(const retain& a, const retain& b) {
+    EXPECT_EQ(a.key, b.key);
+    EXPECT_EQ(a.if_incarnation, b.if_incarnation);
+    EXPECT_EQ(a.offset, b.offset);
+}
+
 void expect_same(const command& a, const command& b) {
     EXPECT_EQ(a.now_ms, b.now_ms);
     ASSERT_EQ(a.body.index(), b.body.index());
@@ -146,6 +163,32 @@ std::vector<named_command> sample_commands() {
     f.object_key = "chunks/bucket/stream/00000000000004194304";
     out.push_back({"flush chunk", command{13, f}});
     out.push_back({"flush chunk empty key", command{14, flush_chunk{}}});
+
+    append digested;
+    digested.key = "b/s";
+    digested.producer = producer_key{"p", 1, 2, std::nullopt};
+    digested.producer->identity.emplace();
+    digested.producer->identity->fill(0x5a);
+    out.push_back({"append with producer digest", command{15, digested}});
+
+    publish_snapshot p1;
+    p1.key = "b/s";
+    p1.if_incarnation = (1ULL << 52) + 3;
+    p1.offset = 4096;
+    p1.content_type = "application/x-crdt";
+    p1.digest.fill(0x11);
+    p1.size = 5;
+    p1.body = "state";
+    out.push_back({"publish inline", command{16, p1}});
+
+    publish_snapshot p2;
+    p2.key = "b/s";
+    p2.offset = 1 << 20;
+    p2.size = 3u << 20;
+    p2.object_key = "snapshots/ab/cd/1/00000000000001048576-ffff";
+    out.push_back({"publish object", command{17, p2}});
+
+    out.push_back({"retain", command{18, retain{"b/s", std::nullopt, 123}}});
     return out;
 }
 
