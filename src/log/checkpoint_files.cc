@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstring>
 #include <spdlog/spdlog.h>
+#include <stdexcept>
+
+#include "base/durable_dirs.h"
 
 namespace dstream::log {
 namespace {
@@ -39,7 +42,10 @@ bool parse_name(const fs::path& p, std::uint32_t& group, std::uint64_t& index) {
 
 }  // namespace
 
-checkpoint_files::checkpoint_files(fs::path dir) : _dir(std::move(dir)) { fs::create_directories(_dir); }
+checkpoint_files::checkpoint_files(fs::path dir) : _dir(std::move(dir)) {
+    std::error_code ec;
+    if (!create_durable_directories(_dir, ec)) throw std::runtime_error("cannot create " + _dir.string());
+}
 
 status checkpoint_files::write(std::uint32_t group, std::uint64_t index,
                                const state::checkpoint_image& image) {
@@ -71,10 +77,7 @@ status checkpoint_files::write(std::uint32_t group, std::uint64_t index,
     std::error_code ec;
     fs::rename(tmp, target, ec);
     if (ec) return failed();
-    if (const int dfd = ::open(_dir.c_str(), O_RDONLY | O_DIRECTORY); dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+    if (!fsync_directory(_dir)) return failed();
     for (const auto& e : fs::directory_iterator(_dir, ec)) {
         std::uint32_t g = 0;
         std::uint64_t i = 0;

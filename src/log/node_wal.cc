@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/durable_dirs.h"
 #include "log/wal_format.h"
 
 namespace dstream::log {
@@ -25,11 +26,7 @@ std::string errno_text(const char* what, const fs::path& path) {
 }
 
 void fsync_dir(const fs::path& dir) {
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd < 0) throw std::runtime_error(errno_text("cannot open", dir));
-    const int rc = ::fsync(fd);
-    ::close(fd);
-    if (rc != 0) throw std::runtime_error(errno_text("cannot fsync", dir));
+    if (!fsync_directory(dir)) throw std::runtime_error(errno_text("cannot fsync", dir));
 }
 
 // One allocation of the file's size: a segment is read whole at recovery.
@@ -75,7 +72,10 @@ bool valid_record_after(std::string_view data, std::size_t from) {
 }  // namespace
 
 node_wal::node_wal(wal_options options) : _options(std::move(options)) {
-    fs::create_directories(_options.dir);
+    std::error_code ec;
+    if (!create_durable_directories(_options.dir, ec)) {
+        throw std::runtime_error("cannot create " + _options.dir.string());
+    }
 }
 
 node_wal::~node_wal() {

@@ -9,6 +9,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "base/durable_dirs.h"
+
 namespace dstream::runtime {
 
 std::string generate_cluster_id() {
@@ -49,7 +51,10 @@ node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::s
         }
         return meta;
     }
-    std::filesystem::create_directories(data_dir);
+    std::error_code ec;
+    if (!create_durable_directories(data_dir, ec)) {
+        throw std::runtime_error("cannot create the data dir " + data_dir.string());
+    }
     node_meta meta{generate_cluster_id(), group_count};
     const auto tmp = data_dir / "node.meta.tmp";
     {
@@ -64,6 +69,7 @@ node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::s
         ::close(fd);
     }
     std::filesystem::rename(tmp, file);
+    if (!fsync_directory(data_dir)) throw std::runtime_error("cannot fsync the data dir " + data_dir.string());
     return meta;
 }
 

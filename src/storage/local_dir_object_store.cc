@@ -5,6 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+
+#include "base/durable_dirs.h"
 
 namespace dstream::storage {
 namespace {
@@ -17,18 +20,11 @@ error store_failure() {
     return make_error(error_code::cold_store_failed, "the cold store failed");
 }
 
-bool fsync_path(const fs::path& p, int flags) {
-    const int fd = ::open(p.c_str(), flags | O_CLOEXEC);
-    if (fd < 0) return false;
-    const bool ok = ::fsync(fd) == 0;
-    ::close(fd);
-    return ok;
-}
-
 }  // namespace
 
 local_dir_object_store::local_dir_object_store(fs::path root) : _root(std::move(root)) {
-    fs::create_directories(_root);
+    std::error_code ec;
+    if (!create_durable_directories(_root, ec)) throw std::runtime_error("cannot create " + _root.string());
 }
 
 fs::path local_dir_object_store::path_of(const std::string& key) const { return _root / key; }
@@ -36,8 +32,7 @@ fs::path local_dir_object_store::path_of(const std::string& key) const { return 
 status local_dir_object_store::put(const std::string& key, std::string_view bytes) {
     const fs::path target = path_of(key);
     std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) return store_failure();
+    if (!create_durable_directories(target.parent_path(), ec)) return store_failure();
     const fs::path tmp = target.string() + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return store_failure();
@@ -55,7 +50,7 @@ status local_dir_object_store::put(const std::string& key, std::string_view byte
         return store_failure();
     }
     fs::rename(tmp, target, ec);
-    if (ec || !fsync_path(target.parent_path(), O_RDONLY | O_DIRECTORY)) return store_failure();
+    if (ec || !fsync_directory(target.parent_path())) return store_failure();
     return ok_status();
 }
 
