@@ -1,6 +1,7 @@
 #include "edge/dispatch.h"
 
 #include "edge/handlers.h"
+#include "edge/subresource.h"
 
 namespace dstream::edge {
 namespace {
@@ -26,6 +27,42 @@ constexpr route_entry route_table[] = {
 boost::asio::awaitable<void> answer_error(exchange& ex, error_code code, std::string_view message) {
     response res = ex.make_error(make_error(code, std::string(message)));
     co_await ex.send(res);
+}
+
+boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
+    auto sub = parse_subresource(ex.target().subresource);
+    if (!sub) {
+        co_await answer_error(ex, sub.err().code, sub.err().message);
+        co_return;
+    }
+    const http::verb method = ex.req().method();
+    switch (sub->what) {
+        case subresource::kind::snapshot:
+            if (method == http::verb::put || method == http::verb::get || method == http::verb::head) {
+                co_await handle_snapshot(ex, sub->offset);
+                co_return;
+            }
+            break;
+        case subresource::kind::retention:
+            if (method == http::verb::put) {
+                co_await handle_retention(ex, sub->offset);
+                co_return;
+            }
+            break;
+        case subresource::kind::bootstrap:
+            if (method == http::verb::get) {
+                co_await handle_bootstrap(ex);
+                co_return;
+            }
+            break;
+        case subresource::kind::snapshot_parts:
+            co_await answer_error(ex, error_code::unsupported, "snapshot uploads in parts are not supported yet");
+            co_return;
+        case subresource::kind::other:
+            co_await answer_error(ex, error_code::not_found, "no such stream subresource");
+            co_return;
+    }
+    co_await answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
 }
 
 }  // namespace
@@ -70,7 +107,7 @@ boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request&
                                   "subscription APIs are not available on this server");
             co_return ex.closing();
         case route::kind::stream_subresource:
-            co_await answer_error(ex, error_code::not_found, "no such stream subresource");
+            co_await dispatch_subresource(ex);
             co_return ex.closing();
         case route::kind::operator_path:
         case route::kind::none:

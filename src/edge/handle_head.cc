@@ -29,7 +29,11 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
     res.set(http::field::cache_control, "no-store");
     res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
     set_offset_header(res, hdr::stream_next_offset, view.tail);
-    set_offset_header(res, hdr::stream_retained_offset, 0);
+    set_offset_header(res, hdr::stream_retained_offset, view.retained);
+    if (view.snapshot_offset) {
+        set_offset_header(res, hdr::stream_snapshot_offset, *view.snapshot_offset);
+        res.set(hdr::stream_snapshot_digest, view.snapshot_digest);
+    }
     if (view.stream_closed) res.set(hdr::stream_closed, "true");
     if (view.expiry.ttl_seconds) res.set(hdr::stream_ttl, std::to_string(*view.expiry.ttl_seconds));
     if (view.expiry.expires_at) {

@@ -209,6 +209,60 @@ asio::awaitable<std::optional<state::apply_result>> engine::answer_before_body(
     co_return co_await slot->take();
 }
 
+namespace {
+
+// Loads [first, first + length) of a cold object into `view` (on the I/O pool).
+void load_object_range(const cold_tier& cold, const std::string& object_key, std::uint64_t first,
+                       std::uint64_t length, snapshot_view& view) {
+    auto bytes = std::make_shared<std::string>();
+    if (!cold.store->get(object_key, first, length, *bytes)) {
+        view.refusal = make_error(protocol::error_code::cold_store_failed, "the cold store failed");
+        return;
+    }
+    const char* data = bytes->data();
+    view.body.push_back(storage::byte_slice{std::move(bytes), data, length});
+}
+
+}  // namespace
+
+asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std::uint64_t offset,
+                                                     std::uint64_t first, std::uint64_t length) {
+    auto slot = std::make_shared<runtime::async_slot<snapshot_view>>(co_await asio::this_coro::executor);
+    group& g = group_for(key);
+    asio::post(g.strand(), [&g, key, offset, first, length, slot] {
+        std::string object_key;
+        snapshot_view view = g.read_snapshot(key, offset, first, length, object_key);
+        if (object_key.empty()) {
+            slot->deliver(std::move(view));
+            return;
+        }
+        asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view), slot]() mutable {
+            load_object_range(cold, object_key, view.first, view.length, view);
+            slot->deliver(std::move(view));
+        });
+    });
+    co_return co_await slot->take();
+}
+
+asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key, std::uint64_t max_update_bytes) {
+    auto slot = std::make_shared<runtime::async_slot<bootstrap_view>>(co_await asio::this_coro::executor);
+    group& g = group_for(key);
+    asio::post(g.strand(), [&g, key, max_update_bytes, slot] {
+        std::string object_key;
+        bootstrap_view view = g.bootstrap(key, max_update_bytes, object_key);
+        if (object_key.empty()) {
+            slot->deliver(std::move(view));
+            return;
+        }
+        asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view), slot]() mutable {
+            load_object_range(cold, object_key, 0, view.snapshot.size, view.snapshot);
+            if (view.snapshot.refusal) view.refusal = view.snapshot.refusal;
+            slot->deliver(std::move(view));
+        });
+    });
+    co_return co_await slot->take();
+}
+
 asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarnation,
                                    std::uint64_t offset,
                                    std::chrono::steady_clock::time_point deadline) {

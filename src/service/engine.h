@@ -49,6 +49,11 @@ public:
     boost::asio::awaitable<stream_view> read(const read_request& request) override;
     boost::asio::awaitable<std::optional<state::apply_result>> answer_before_body(
         const state::append& headers) override;
+    boost::asio::awaitable<snapshot_view> read_snapshot(const std::string& key, std::uint64_t offset,
+                                                        std::uint64_t first,
+                                                        std::uint64_t length) override;
+    boost::asio::awaitable<bootstrap_view> bootstrap(const std::string& key,
+                                                     std::uint64_t max_update_bytes) override;
     boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
                                       std::uint64_t offset,
                                       std::chrono::steady_clock::time_point deadline) override;

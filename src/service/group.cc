@@ -298,6 +298,87 @@ std::optional<state::apply_result> group::answer_before_body(const state::append
     return _state.answer_from_headers(headers, now);
 }
 
+namespace {
+
+storage::byte_slice owned_slice(std::string bytes) {
+    auto owned = std::make_shared<std::string>(std::move(bytes));
+    const char* data = owned->data();
+    const std::size_t size = owned->size();
+    return storage::byte_slice{std::move(owned), data, size};
+}
+
+}  // namespace
+
+snapshot_view group::read_snapshot(const std::string& key, std::uint64_t offset, std::uint64_t first,
+                                   std::uint64_t length, std::string& object_key) {
+    snapshot_view view;
+    const state::stream* s = live_stream(key, runtime::now_unix_ms());
+    if (s == nullptr) {
+        view.refusal = make_error(error_code::stream_not_found, "stream not found");
+        return view;
+    }
+    view.incarnation = s->incarnation;
+    view.tail = s->tail();
+    if (!s->snapshot || s->snapshot->offset != offset) {
+        view.refusal = make_error(error_code::snapshot_not_found, "no latest snapshot at this offset");
+        return view;
+    }
+    const state::snapshot_ref& snap = *s->snapshot;
+    view.offset = snap.offset;
+    view.content_type = snap.content_type;
+    view.digest = protocol::to_hex(snap.digest);
+    view.size = snap.size;
+    view.first = std::min(first, snap.size);
+    view.length = std::min(length, snap.size - view.first);
+    if (view.length == 0) return view;
+    if (snap.object_key.empty()) {
+        view.body.push_back(owned_slice(snap.inline_body.substr(view.first, view.length)));
+    } else {
+        object_key = snap.object_key;
+    }
+    return view;
+}
+
+bootstrap_view group::bootstrap(const std::string& key, std::uint64_t max_update_bytes,
+                                std::string& snapshot_object_key) {
+    bootstrap_view view;
+    const state::stream* s = live_stream(key, runtime::now_unix_ms());
+    if (s == nullptr) {
+        view.refusal = make_error(error_code::stream_not_found, "stream not found");
+        return view;
+    }
+    view.incarnation = s->incarnation;
+    view.content_type = s->content_type;
+    view.json = s->json;
+    view.tail = s->tail();
+    view.start = s->retained;
+    if (s->snapshot) {
+        view.has_snapshot = true;
+        view.start = s->snapshot->offset;
+        view.snapshot = read_snapshot(key, s->snapshot->offset, 0, s->snapshot->size, snapshot_object_key);
+    }
+    view.next = view.start;
+    // Updates come only from the hot tail (extensions 3.2 note): otherwise the
+    // answer is partial at the snapshot point and the client reads on.
+    if (view.start < s->bytes.begin_offset() || view.start == s->tail()) return view;
+    std::uint64_t end = std::min(s->tail(), view.start + max_update_bytes);
+    if (s->json && end < s->tail()) {
+        // Whole messages only, and at least one even when it alone passes the cap.
+        std::uint64_t e = end;
+        while (e > view.start && s->bytes.byte_at(e - 1) != '\n') --e;
+        if (e == view.start) {
+            e = end;
+            while (e < s->tail() && s->bytes.byte_at(e - 1) != '\n') ++e;
+        }
+        end = e;
+    } else if (!s->json && end < s->tail()) {
+        return view;  // more than the cap: the snapshot part only
+    }
+    s->bytes.read(view.start, end - view.start, view.updates);
+    view.next = end;
+    return view;
+}
+
 bool group::watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,
                   const std::shared_ptr<runtime::wake_signal>& signal) {
     const state::stream* s = live_stream(key, runtime::now_unix_ms());
@@ -328,10 +409,22 @@ read_plan group::read(const read_request& request) {
     view.expiry = s->expiry;
     view.stream_closed = s->closed;
     view.tail = s->tail();
+    view.retained = s->retained;
+    if (s->snapshot) {
+        view.snapshot_offset = s->snapshot->offset;
+        view.snapshot_digest = protocol::to_hex(s->snapshot->digest);
+    }
 
     std::uint64_t start = s->first_offset();
     switch (request.start.where) {
         case protocol::read_start::kind::beginning:
+            // A read of the whole history cannot be served once retention
+            // dropped its start (extensions 2.2): 410, and bootstrap recovers.
+            if (s->retained > 0) {
+                view.refusal = make_error(error_code::stream_gone,
+                                          "the stream's beginning is no longer retained");
+                return plan;
+            }
             break;
         case protocol::read_start::kind::now:
             start = s->tail();

@@ -58,6 +58,12 @@ public:
     void propose(state::command_body body, write_done done);
     read_plan read(const read_request& request);
     std::optional<state::apply_result> answer_before_body(const state::append& headers);
+    // A snapshot read: the view, and the object holding the body when it is
+    // cold (the engine loads [first, first + length) of it off the strand).
+    snapshot_view read_snapshot(const std::string& key, std::uint64_t offset, std::uint64_t first,
+                                std::uint64_t length, std::string& object_key);
+    bootstrap_view bootstrap(const std::string& key, std::uint64_t max_update_bytes,
+                             std::string& snapshot_object_key);
     // Registers `signal` to fire when the stream changes; false when the
     // condition already holds and the reader must not wait.
     bool watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,

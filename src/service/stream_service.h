@@ -39,9 +39,43 @@ struct stream_view {
     std::uint64_t next = 0;   // offset after the last byte returned
     std::vector<storage::byte_slice> data;
 
+    // extensions 2.4: the latest snapshot and the earliest retained offset.
+    std::optional<std::uint64_t> snapshot_offset;
+    std::string snapshot_digest;
+    std::uint64_t retained = 0;
+
     bool up_to_date() const { return next == tail; }
     // Stream-Closed belongs on a read that reaches the tail of a closed stream.
     bool reached_closed_tail() const { return stream_closed && next == tail; }
+};
+
+// The latest snapshot of a stream and the bytes asked of it (extensions 2.5).
+struct snapshot_view {
+    std::optional<error> refusal;
+    std::uint64_t incarnation = 0;  // 0: the stream does not exist
+    std::uint64_t tail = 0;
+    std::uint64_t offset = 0;
+    std::string content_type;
+    std::string digest;  // lowercase hex
+    std::uint64_t size = 0;
+    std::uint64_t first = 0;   // the range of the body served, clamped to it
+    std::uint64_t length = 0;
+    std::vector<storage::byte_slice> body;  // [first, first + length) of the body
+};
+
+// What /bootstrap returns (extensions 3): the snapshot (or none) and the
+// updates after it that are still hot, as one part per message for JSON.
+struct bootstrap_view {
+    std::optional<error> refusal;
+    std::uint64_t incarnation = 0;
+    bool has_snapshot = false;
+    snapshot_view snapshot;  // the whole body when has_snapshot
+    std::string content_type;
+    bool json = false;
+    std::uint64_t start = 0;  // the snapshot point S
+    std::uint64_t next = 0;   // Stream-Next-Offset
+    std::uint64_t tail = 0;
+    std::vector<storage::byte_slice> updates;  // [start, next)
 };
 
 class stream_service {
@@ -61,6 +95,17 @@ public:
     // decided from its headers alone (a repeat or a key conflict), or nothing.
     virtual boost::asio::awaitable<std::optional<state::apply_result>> answer_before_body(
         const state::append& headers) = 0;
+
+    // The snapshot published at `offset`, with `length` bytes of its body from
+    // `first` (clamped to the body). 404 SNAPSHOT_NOT_FOUND names the stream's
+    // incarnation when the stream exists.
+    virtual boost::asio::awaitable<snapshot_view> read_snapshot(const std::string& key,
+                                                                std::uint64_t offset,
+                                                                std::uint64_t first,
+                                                                std::uint64_t length) = 0;
+
+    virtual boost::asio::awaitable<bootstrap_view> bootstrap(const std::string& key,
+                                                             std::uint64_t max_update_bytes) = 0;
 
     // Returns once the stream `key` of `incarnation` has bytes at or past
     // `offset`, is closed, is gone or replaced, or at `deadline`.

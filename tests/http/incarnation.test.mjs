@@ -5,12 +5,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from './lib/server.mjs';
 import { uniq, expectError, snapshot, RawConn, rawRequest, openSse, sleep } from './lib/http.mjs';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 
 let srv;
 before(async () => { srv = await startServer(); });
 after(async () => { await srv?.stop(); });
 
 const OCTET = { 'content-type': 'application/octet-stream' };
+const JSON_CT = { 'content-type': 'application/json' };
 const INC = 'stream-incarnation';
 const TWO_52 = 2 ** 52;
 const TWO_53 = 2 ** 53;
@@ -42,11 +45,8 @@ async function expectUnchanged(url, before, what) {
     assert.deepEqual(await snapshot(url), before, `${what}: the refused request changed the stream`);
 }
 
-// Headers of a HEAD answer, with the status checked.
-async function head(url, headers = {}) {
-    const res = await fetch(url, { method: 'HEAD', headers });
-    return res;
-}
+// A HEAD request.
+const head = (url, headers = {}) => fetch(url, { method: 'HEAD', headers });
 
 // ---------------------------------------------------------------------------
 // The token on responses.
@@ -61,7 +61,7 @@ test('ext 2.4: a create answers 201 with Stream-Incarnation in [2^52, 2^53), and
     assert.equal(empty.status, 201);
     checkToken(empty.headers.get(INC), 'empty create');
     // A JSON stream's create too.
-    const json = await fetch(streamUrl(), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '[1,2]' });
+    const json = await fetch(streamUrl(), { method: 'PUT', headers: JSON_CT, body: '[1,2]' });
     assert.equal(json.status, 201);
     checkToken(json.headers.get(INC), 'JSON create');
 });
@@ -95,6 +95,12 @@ test('ext 2.4: catch-up reads and HEAD carry Stream-Incarnation', async () => {
     const h = await head(url);
     assert.equal(h.status, 200);
     assert.equal(h.headers.get(INC), token, 'HEAD');
+    // A JSON stream's read (the NDJSON/array view) too.
+    const json = await create('[{"a":1}]', JSON_CT);
+    const jr = await fetch(json.url + '?offset=-1');
+    assert.equal(jr.status, 200);
+    assert.equal(jr.headers.get(INC), json.token, 'JSON read');
+    await jr.arrayBuffer();
 });
 
 test('ext 2.4: the long-poll 204 carries Stream-Incarnation', async () => {
@@ -119,6 +125,20 @@ test('ext 2.4: the SSE response headers carry Stream-Incarnation', async () => {
     } finally {
         sse.controller.abort();
     }
+});
+
+test('ext 2.4: the base protocol\'s /v1/stream URLs carry the token and take the precondition too', async () => {
+    const url = `${srv.url}/v1/stream/${uniq('v1')}`;
+    const { token } = await create('[1]', JSON_CT, url);
+    const read = await fetch(url + '?offset=-1');
+    assert.equal(read.headers.get(INC), token);
+    assert.equal(await read.text(), '[1]');
+    const wrong = await fetch(url, { method: 'POST', headers: { ...JSON_CT, [INC]: otherToken(token) }, body: '2' });
+    await expectError(wrong, 412, 'INCARNATION_MISMATCH');
+    assert.equal(wrong.headers.get(INC), token);
+    const ok = await fetch(url, { method: 'POST', headers: { ...JSON_CT, [INC]: token }, body: '2' });
+    assert.equal(ok.status, 204);
+    assert.equal(ok.headers.get(INC), token);
 });
 
 test('ext 2.4: a 404 for a missing stream carries no Stream-Incarnation', async () => {
@@ -314,6 +334,37 @@ test('ext 2.4: a mismatching Stream-Incarnation on PUT of an existing stream ans
     }
 });
 
+// Section 2.4 says 412 is "not 409, so it never mixes with Stream-Seq and
+// producer conflicts", and RFC 9110 13.2.1 lets only failures found before
+// processing win over a precondition. dstream checks the token right after
+// the stream is found, so a write from a retired incarnation gets 412 rather
+// than a conflict computed against another incarnation's state.
+test('ext 2.4: a mismatching Stream-Incarnation is answered 412 before Stream-Seq, producer, closed-stream and content-type conflicts', async () => {
+    const { url, token } = await create('a');
+    const P = (epoch, seq) => ({ 'producer-id': 'p', 'producer-epoch': String(epoch), 'producer-seq': String(seq) });
+    assert.equal((await fetch(url, { method: 'POST', headers: { ...OCTET, ...P(0, 0), 'stream-seq': '5' }, body: 'b' })).status, 200);
+    assert.equal((await fetch(url, { method: 'POST', headers: { ...OCTET, ...P(1, 0) }, body: 'c' })).status, 200);
+    const wrong = { [INC]: otherToken(token) };
+    const before = await snapshot(url);
+    for (const [what, headers] of [
+        ['Stream-Seq conflict', { ...OCTET, 'stream-seq': '1' }],
+        ['producer seq gap', { ...OCTET, ...P(1, 5) }],
+        ['closed epoch', { ...OCTET, ...P(0, 1) }],
+        ['content type', { 'content-type': 'text/plain' }],
+        ['repeat', { ...OCTET, ...P(1, 0) }],
+    ]) {
+        const res = await fetch(url, { method: 'POST', headers: { ...headers, ...wrong }, body: 'c' });
+        await expectError(res, 412, 'INCARNATION_MISMATCH');
+        assert.equal(res.headers.get(INC), token, what);
+        assert.equal(res.headers.get('producer-outcome'), null, what);
+        assert.equal(res.headers.get('stream-last-seq'), null, what);
+    }
+    assert.equal((await fetch(url, { method: 'POST', headers: { 'stream-closed': 'true' } })).status, 204);
+    const closed = await fetch(url, { method: 'POST', headers: { ...OCTET, ...wrong }, body: 'd' });
+    await expectError(closed, 412, 'INCARNATION_MISMATCH');
+    assert.equal((await snapshot(url)).body, before.body);
+});
+
 test('ext 2.4: a PUT with Stream-Incarnation for a missing stream answers 412 and creates nothing', async () => {
     const url = streamUrl('nocreate');
     const res = await fetch(url, { method: 'PUT', headers: { ...OCTET, [INC]: String(TWO_52 + 12345) }, body: 'x' });
@@ -343,9 +394,11 @@ test('ext 2.4: a request with Stream-Incarnation that would answer 404 still ans
 
 test('ext 2.4: a read with a mismatching Stream-Incarnation that would answer 416 still answers 416', async () => {
     const { url, token } = await create('abc');
-    const res = await fetch(url + '?offset=00000000000000000009', { headers: { [INC]: otherToken(token) } });
-    await expectError(res, 416, 'OFFSET_OUT_OF_RANGE');
-    assert.equal(res.headers.get(INC), token);
+    for (const q of ['?offset=00000000000000000009', '?offset=00000000000000000009&live=long-poll&timeout_ms=50']) {
+        const res = await fetch(url + q, { headers: { [INC]: otherToken(token) } });
+        await expectError(res, 416, 'OFFSET_OUT_OF_RANGE');
+        assert.equal(res.headers.get(INC), token, q);
+    }
 });
 
 test('ext 2.4: a malformed Stream-Incarnation ("abc", "123", 2^53, 2^52 - 1, leading zero, sign) answers 400, nothing applied', async () => {
@@ -373,6 +426,28 @@ test('ext 2.4: a malformed Stream-Incarnation ("abc", "123", 2^53, 2^52 - 1, lea
     const res = await fetch(missing, { method: 'PUT', headers: { ...OCTET, [INC]: 'abc' }, body: 'x' });
     assert.equal(res.status, 400);
     assert.equal((await head(missing)).status, 404);
+});
+
+test('ext 2.4 / 5.3: a malformed Stream-Incarnation is a request-shape fault: 400 before 404 for a missing stream', async () => {
+    const url = streamUrl('missing');
+    const h = { [INC]: 'abc' };
+    for (const [what, res] of [
+        ['POST', await fetch(url, { method: 'POST', headers: { ...OCTET, ...h }, body: 'x' })],
+        ['GET', await fetch(url + '?offset=-1', { headers: h })],
+        ['DELETE', await fetch(url, { method: 'DELETE', headers: h })],
+    ]) {
+        const text = await res.text();
+        assert.equal(res.status, 400, `${what}: ${res.status} ${text}`);
+    }
+});
+
+test('ext 2.4: a producer write with a matching Stream-Incarnation applies with its receipt', async () => {
+    const { url, token } = await create('ab');
+    const res = await fetch(url, { method: 'POST', body: 'cd',
+                                   headers: { ...OCTET, [INC]: token, 'producer-id': 'p', 'producer-epoch': '0', 'producer-seq': '0' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get(INC), token);
+    assert.equal(res.headers.get('stream-offset'), '00000000000000000002');
 });
 
 test('ext 2.4: an empty Stream-Incarnation answers 400 (raw socket)', async () => {
@@ -414,13 +489,13 @@ test('ext 2.4: Stream-Incarnation sent twice answers 400, even with the right to
         ['DELETE', path, {}],
     ];
     for (const [method, target, { body = null, ct = false }] of cases) {
-        const head = `${method} ${target} HTTP/1.1\r\nHost: localhost\r\n` +
+        const bytes = `${method} ${target} HTTP/1.1\r\nHost: localhost\r\n` +
             (ct ? 'Content-Type: application/octet-stream\r\n' : '') +
             `Stream-Incarnation: ${token}\r\nStream-Incarnation: ${token}\r\n` +
             (body !== null ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : '') + '\r\n' + (body ?? '');
         const conn = await RawConn.open(srv.port);
         try {
-            await conn.write(head);
+            await conn.write(bytes);
             const res = await conn.readResponse({ noBody: method === 'HEAD' });
             assert.equal(res.status, 400, `${method} with the header twice: ${res.rawHeaders}`);
         } finally {
@@ -448,20 +523,15 @@ async function pollAcross(url, headers, act) {
     return { res, ms: Date.now() - started };
 }
 
-test('ext 2.4: a long-poll whose stream is deleted while it waits ends with 404', async () => {
-    const { url, token } = await create('x');
-    for (const headers of [{}, { [INC]: token }]) {
-        if (headers[INC] === undefined) {
-            // First round: a poll without the precondition.
-        } else {
-            // Second round: recreate a fresh stream to delete.
-            const again = await create('x', OCTET, url);
-            headers[INC] = again.token;
-        }
+test('ext 2.4: a long-poll whose stream is deleted while it waits ends with 404 (with and without Stream-Incarnation)', async () => {
+    for (const withToken of [false, true]) {
+        const { url, token } = await create('x');
+        const headers = withToken ? { [INC]: token } : {};
         const { res, ms } = await pollAcross(url, headers, async () => {
             assert.equal((await fetch(url, { method: 'DELETE' })).status, 204);
         });
         await expectError(res, 404, 'STREAM_NOT_FOUND');
+        assert.equal(res.headers.get(INC), null);
         assert.ok(ms < 4000, `the poll waited ${ms} ms: it should end when its stream is deleted`);
     }
 });
@@ -514,4 +584,67 @@ test('ext 2.4 / 11: an SSE read whose stream is deleted ends with an error event
     assert.equal(body.error.code, 'STREAM_NOT_FOUND', error.data);
     assert.equal(typeof body.error.message, 'string', error.data);
     assert.equal(events.at(-1).event, 'error', 'the error event is the last one');
+});
+
+test('ext 2.4 / 11: an SSE read with Stream-Incarnation whose stream is deleted and recreated ends with an error event, never the new bytes', async () => {
+    const { url, token } = await create('first');
+    const sse = await openSse(url + '?offset=-1&live=sse', { headers: { [INC]: token } });
+    assert.equal(sse.res.status, 200);
+    setTimeout(async () => {
+        try {
+            await (await fetch(url, { method: 'DELETE' })).arrayBuffer();
+            await (await fetch(url, { method: 'PUT', headers: OCTET, body: 'NEWBYTES' })).arrayBuffer();
+        } catch { /* the assertions below report it */ }
+    }, 300);
+    const { events, raw } = await sse.read({ done: (evs) => evs.some((e) => e.event === 'error'), ms: 4000 });
+    const error = events.find((e) => e.event === 'error');
+    assert.ok(error, `no error event: ${raw}`);
+    const code = JSON.parse(error.data).error.code;
+    assert.ok(code === 'STREAM_NOT_FOUND' || code === 'INCARNATION_MISMATCH', error.data);
+    assert.ok(!raw.includes(Buffer.from('NEWBYTES').toString('base64')) && !raw.includes('NEWBYTES'),
+              'the SSE read served the new stream');
+});
+
+test('ext 2.4: Stream-Incarnation does not change across a crash and restart (checkpoint and log replay); a recreate after it gets a new one', async () => {
+    const dur = await startServer({ memory: false, extraArgs: ['--checkpoint-bytes', '65536'] });
+    let live = dur;
+    try {
+        const mk = async (url, body) => {
+            const res = await fetch(url, { method: 'PUT', headers: OCTET, body });
+            assert.equal(res.status, 201);
+            return checkToken(res.headers.get(INC), 'create');
+        };
+        // One stream in a checkpoint, one only in the log after it.
+        const a = `${dur.url}/bkt-inc/${uniq('dur-a')}`;
+        const tokenA = await mk(a, 'a');
+        assert.equal((await fetch(a, { method: 'POST', headers: OCTET, body: Buffer.alloc(70_000, 0x62) })).status, 204);
+        const ckptDir = path.join(dur.dataDir, 'checkpoints');
+        for (let i = 0; i < 40 && !(existsSync(ckptDir) && readdirSync(ckptDir).length > 0); i++) await sleep(50);
+        const b = `${dur.url}/bkt-inc/${uniq('dur-b')}`;
+        const tokenB = await mk(b, 'b');
+        // A stream deleted and recreated before the restart.
+        const c = `${dur.url}/bkt-inc/${uniq('dur-c')}`;
+        const tokenC0 = await mk(c, 'c');
+        assert.equal((await fetch(c, { method: 'DELETE' })).status, 204);
+        const tokenC = await mk(c, 'c');
+        assert.notEqual(tokenC, tokenC0);
+
+        live = await dur.crashAndRestart();
+        for (const [url, token] of [[a, tokenA], [b, tokenB], [c, tokenC]]) {
+            const h = await fetch(url, { method: 'HEAD' });
+            assert.equal(h.status, 200);
+            assert.equal(h.headers.get(INC), token, `${url} after the restart`);
+            // The token still passes as a precondition.
+            const post = await fetch(url, { method: 'POST', headers: { ...OCTET, [INC]: token }, body: '!' });
+            assert.equal(post.status, 204, `${url}: POST with the pre-restart token`);
+        }
+        const stale = await fetch(c, { method: 'POST', headers: { ...OCTET, [INC]: tokenC0 }, body: '!' });
+        await expectError(stale, 412, 'INCARNATION_MISMATCH');
+        // A recreate after the restart gets a token unlike any before it.
+        assert.equal((await fetch(b, { method: 'DELETE' })).status, 204);
+        const tokenB2 = await mk(b, 'b');
+        assert.ok(![tokenA, tokenB, tokenC0, tokenC].includes(tokenB2), `recreate after restart reused ${tokenB2}`);
+    } finally {
+        await live.stop();
+    }
 });

@@ -1,0 +1,208 @@
+// extensions 2.2 (publish) and 2.5 (read) of {stream}/snapshot/{offset}.
+#include <charconv>
+
+#include "edge/handlers.h"
+#include "edge/headers.h"
+#include "edge/subresource.h"
+#include "edge/write_answer.h"
+#include "protocol/content_type.h"
+#include "protocol/digest.h"
+
+namespace dstream::edge {
+namespace {
+
+using protocol::error_code;
+
+// The digest of a snapshot: BLAKE3 of the content type's length (u64 LE),
+// the content type and the body (extensions 4.4 note).
+protocol::body_digest snapshot_digest(std::string_view content_type, std::string_view body) {
+    std::string covered;
+    covered.reserve(8 + content_type.size() + body.size());
+    for (int i = 0; i < 8; ++i) {
+        covered.push_back(static_cast<char>((static_cast<std::uint64_t>(content_type.size()) >> (8 * i)) & 0xff));
+    }
+    covered.append(content_type);
+    covered.append(body);
+    return protocol::blake3_256(covered);
+}
+
+void name_snapshot(response& res, const state::apply_result& r) {
+    if (!r.snapshot_offset) return;
+    set_offset_header(res, hdr::stream_snapshot_offset, *r.snapshot_offset);
+    res.set(hdr::stream_snapshot_digest, r.snapshot_digest);
+}
+
+// A single byte range of RFC 9110: first-last, first- or -suffix. Anything
+// else (several ranges, unparseable) means the whole body.
+struct byte_range {
+    bool suffix = false;
+    std::uint64_t first = 0;
+    std::optional<std::uint64_t> last;
+};
+
+std::optional<byte_range> parse_range(std::string_view header) {
+    if (!header.starts_with("bytes=")) return std::nullopt;
+    header.remove_prefix(6);
+    if (header.find(',') != std::string_view::npos) return std::nullopt;
+    const auto dash = header.find('-');
+    if (dash == std::string_view::npos) return std::nullopt;
+    const auto number = [](std::string_view t) -> std::optional<std::uint64_t> {
+        std::uint64_t v = 0;
+        if (t.empty()) return std::nullopt;
+        auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+        if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
+        return v;
+    };
+    byte_range r;
+    const std::string_view a = header.substr(0, dash);
+    const std::string_view b = header.substr(dash + 1);
+    if (a.empty()) {
+        auto n = number(b);
+        if (!n || *n == 0) return std::nullopt;
+        r.suffix = true;
+        r.first = *n;
+        return r;
+    }
+    auto first = number(a);
+    if (!first) return std::nullopt;
+    r.first = *first;
+    if (!b.empty()) {
+        auto last = number(b);
+        if (!last || *last < *first) return std::nullopt;
+        r.last = *last;
+    }
+    return r;
+}
+
+boost::asio::awaitable<void> publish(exchange& ex, std::uint64_t offset) {
+    request& req = ex.req();
+    if (req.count(hdr::stream_snapshot_parts) > 0) {
+        response res = ex.make_error(make_error(error_code::unsupported,
+                                                "snapshot uploads in parts are not supported yet"));
+        co_await ex.send(res);
+        co_return;
+    }
+    auto incarnation = incarnation_precondition(req);
+    auto content_type = single_header(req, "Content-Type");
+    if (!incarnation || !content_type) {
+        response res = ex.make_error(!incarnation ? incarnation.err() : content_type.err());
+        co_await ex.send(res);
+        co_return;
+    }
+    state::publish_snapshot cmd;
+    cmd.key = ex.target().key;
+    cmd.if_incarnation = *incarnation;
+    cmd.offset = offset;
+    cmd.content_type = *content_type ? std::string(**content_type) : std::string(protocol::default_content_type);
+    cmd.digest = snapshot_digest(cmd.content_type, req.body());
+    cmd.size = req.body().size();
+    cmd.body = std::move(req.body());
+    state::command_body body = std::move(cmd);
+    const state::apply_result r = co_await ex.service().write(body);
+    if (r.refusal) {
+        response res = render_refusal(ex, r);
+        name_snapshot(res, r);
+        co_await ex.send(res);
+        co_return;
+    }
+    response res = ex.make_response(http::status::no_content);
+    res.set(hdr::stream_incarnation, std::to_string(*r.incarnation));
+    name_snapshot(res, r);
+    co_await ex.send(res);
+}
+
+boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset) {
+    auto incarnation = incarnation_precondition(ex.req());
+    if (!incarnation) {
+        response res = ex.make_error(incarnation.err());
+        co_await ex.send(res);
+        co_return;
+    }
+    // Metadata first: 404 and 410 come before 416, then 412, then 304.
+    service::snapshot_view meta = co_await ex.service().read_snapshot(ex.target().key, offset, 0, 0);
+    if (meta.refusal) {
+        response res = ex.make_error(*meta.refusal);
+        if (meta.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
+        co_await ex.send(res);
+        co_return;
+    }
+    const std::string etag = "\"" + meta.digest + "\"";
+    const auto inm = ex.req()[http::field::if_none_match];
+    const bool not_modified = !inm.empty() && (inm == etag || inm == "W/" + etag || inm == "*");
+    std::optional<byte_range> range;
+    if (!not_modified && ex.req().count(http::field::if_range) == 0) {
+        const auto header = ex.req()[http::field::range];
+        range = parse_range(std::string_view(header.data(), header.size()));
+    }
+    const auto describe = [&](response& res) {
+        res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
+        set_offset_header(res, hdr::stream_snapshot_offset, meta.offset);
+        res.set(hdr::stream_snapshot_digest, meta.digest);
+        set_offset_header(res, hdr::stream_next_offset, meta.offset);
+        if (meta.offset == meta.tail) res.set(hdr::stream_up_to_date, "true");
+        res.set(http::field::etag, etag);
+        res.set(http::field::accept_ranges, "bytes");
+        res.set(http::field::cache_control, "no-store");
+    };
+    std::uint64_t first = 0;
+    std::uint64_t length = meta.size;
+    if (range) {
+        if (range->suffix) {
+            length = std::min(range->first, meta.size);
+            first = meta.size - length;
+        } else if (range->first >= meta.size) {
+            response res = ex.make_error(make_error(error_code::range_not_satisfiable,
+                                                    "the range starts past the end of the snapshot"));
+            res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
+            res.set(http::field::content_range, "bytes */" + std::to_string(meta.size));
+            co_await ex.send(res);
+            co_return;
+        } else {
+            first = range->first;
+            length = std::min(range->last.value_or(meta.size - 1), meta.size - 1) - first + 1;
+        }
+    }
+    if (*incarnation && **incarnation != meta.incarnation) {
+        response res = ex.make_error(make_error(error_code::incarnation_mismatch,
+                                                "Stream-Incarnation does not match the stream"));
+        res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
+        co_await ex.send(res);
+        co_return;
+    }
+    if (not_modified) {
+        response res = ex.make_response(http::status::not_modified);
+        describe(res);
+        co_await ex.send(res);
+        co_return;
+    }
+    service::snapshot_view view = co_await ex.service().read_snapshot(ex.target().key, offset, first, length);
+    if (view.refusal || view.digest != meta.digest) {
+        // Replaced between the two looks: answer as a fresh request would.
+        response res = ex.make_error(view.refusal ? *view.refusal
+                                                  : make_error(error_code::snapshot_not_found,
+                                                               "no latest snapshot at this offset"));
+        co_await ex.send(res);
+        co_return;
+    }
+    response res = ex.make_response(range ? http::status::partial_content : http::status::ok);
+    describe(res);
+    res.set(http::field::content_type, view.content_type);
+    if (range) {
+        res.set(http::field::content_range, "bytes " + std::to_string(view.first) + "-" +
+                                                 std::to_string(view.first + view.length - 1) + "/" +
+                                                 std::to_string(view.size));
+    }
+    co_await ex.send_slices(res, view.body);
+}
+
+}  // namespace
+
+boost::asio::awaitable<void> handle_snapshot(exchange& ex, std::uint64_t offset) {
+    if (ex.req().method() == http::verb::put) {
+        co_await publish(ex, offset);
+    } else {
+        co_await read(ex, offset);
+    }
+}
+
+}  // namespace dstream::edge

@@ -1,0 +1,20 @@
+#pragma once
+// Stream subresources (extensions 2, 3): {stream}/snapshot/{offset},
+// {stream}/retention/{offset}, {stream}/bootstrap.
+#include <cstdint>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace dstream::edge {
+
+struct subresource {
+    enum class kind { snapshot, snapshot_parts, retention, bootstrap, other } what = kind::other;
+    std::uint64_t offset = 0;
+};
+
+// Parses the decoded path after the stream; an offset that is not in the
+// server's form is a 400 INVALID_OFFSET.
+result<subresource> parse_subresource(std::string_view path);
+
+}  // namespace dstream::edge
