@@ -12,18 +12,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-std::string_view key_of_body(const state::command_body& body) {
-    return std::visit(
-        [](const auto& c) -> std::string_view {
-            if constexpr (requires { c.key; }) {
-                return c.key;
-            } else {
-                return {};
-            }
-        },
-        body);
-}
-
 void post_proposal(group& g, state::command_body body,
                    std::shared_ptr<runtime::async_slot<state::apply_result>> slot) {
     asio::post(g.strand(), [&g, body = std::move(body), slot = std::move(slot)]() mutable {
@@ -175,7 +163,8 @@ group& engine::group_for(std::string_view key) {
 asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
     auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
         co_await asio::this_coro::executor);
-    group& g = group_for(key_of_body(body));  // before `body` moves away
+    const std::string* key = state::command_key(body);
+    group& g = group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
     post_proposal(g, std::move(body), slot);
     co_return co_await slot->take();
 }

@@ -16,18 +16,6 @@ using protocol::error_code;
 
 constexpr auto sweep_interval = std::chrono::seconds(5);
 
-const std::string* key_of(const state::command_body& body) {
-    return std::visit(
-        [](const auto& c) -> const std::string* {
-            if constexpr (requires { c.key; }) {
-                return &c.key;
-            } else {
-                return nullptr;
-            }
-        },
-        body);
-}
-
 }  // namespace
 
 void group::attach_log(std::unique_ptr<log::command_log> log) {
@@ -132,7 +120,7 @@ void group::propose(state::command_body body, write_done done) {
         return;
     }
     const auto now = runtime::now_unix_ms();
-    if (const std::string* key = key_of(body)) live_stream(*key, now);
+    if (const std::string* key = state::command_key(body)) live_stream(*key, now);
     append_to_log(state::command{now, std::move(body)}, std::move(done));
 }
 
@@ -156,7 +144,7 @@ void group::on_durable(std::uint64_t index, const status& st) {
             continue;
         }
         state::apply_result r = apply_and_follow(entry.cmd, entry.index);
-        if (const std::string* key = key_of(entry.cmd.body); key && r.wakes_readers) {
+        if (const std::string* key = state::command_key(entry.cmd.body); key && r.wakes_readers) {
             wake_readers(*key);
         }
         if (entry.done) entry.done(std::move(r));
@@ -185,7 +173,7 @@ void group::maybe_checkpoint(bool idle) {
 }
 
 state::apply_result group::apply_and_follow(const state::command& cmd, std::uint64_t index) {
-    const std::string* key = key_of(cmd.body);
+    const std::string* key = state::command_key(cmd.body);
     std::uint64_t held_before = 0;
     if (key != nullptr) {
         if (const state::stream* s = _state.find(*key)) held_before = s->hot_bytes_held();

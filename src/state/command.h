@@ -117,6 +117,9 @@ enum class command_type : std::uint8_t {
     retain = 8,
 };
 
+// The key of the stream a command addresses; null for group-wide commands.
+const std::string* command_key(const command_body& body);
+
 std::string encode_command(const command& cmd);
 
 // A write identity's encoding, shared with checkpoints.

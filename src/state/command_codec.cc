@@ -240,6 +240,18 @@ bool decode_body(binary_reader& r, command_body& body) {
 
 }  // namespace
 
+const std::string* command_key(const command_body& body) {
+    return std::visit(
+        [](const auto& c) -> const std::string* {
+            if constexpr (requires { c.key; }) {
+                return &c.key;
+            } else {
+                return nullptr;
+            }
+        },
+        body);
+}
+
 std::string encode_command(const command& cmd) {
     binary_writer w;
     w.put_u8(codec_version);

@@ -66,6 +66,33 @@ void name_snapshot(apply_result& r, const snapshot_ref& snap) {
     r.snapshot_digest = protocol::to_hex(snap.digest);
 }
 
+// The 403 answers of the producer rules (extensions 5.3).
+struct producer_fence {
+    error_code code;
+    const char* message;
+    const char* outcome;
+};
+
+const producer_fence& fence_for(protocol::producer_verdict v) {
+    static const producer_fence key_conflict{error_code::producer_key_conflict,
+                                             "this producer key holds a write with another identity",
+                                             "key-conflict"};
+    static const producer_fence closed{error_code::producer_epoch_closed,
+                                       "a claim of a later epoch closed this producer epoch",
+                                       "epoch-closed;by=claim"};
+    static const producer_fence stale{error_code::producer_epoch_stale,
+                                      "producer epoch is older than the current one", "stale-epoch"};
+    static const producer_fence expired{error_code::producer_expired,
+                                        "the server may have forgotten this producer epoch",
+                                        "producer-expired"};
+    switch (v) {
+        case protocol::producer_verdict::key_conflict: return key_conflict;
+        case protocol::producer_verdict::epoch_closed_by_claim: return closed;
+        case protocol::producer_verdict::producer_expired: return expired;
+        default: return stale;
+    }
+}
+
 }  // namespace
 
 std::uint64_t incarnation_token(std::uint64_t history_id, protocol::unix_ms created_at_ms,
@@ -264,29 +291,16 @@ void group_state::answer_producer_decision(const stream& s, const protocol::prod
             r.closed = false;
             return;
         case protocol::producer_verdict::key_conflict:
-            r.refusal = make_error(error_code::producer_key_conflict,
-                                   "this producer key holds a write with another identity");
-            r.producer_epoch = d.answer_epoch;
-            r.producer_outcome = "key-conflict";
-            return;
         case protocol::producer_verdict::epoch_closed_by_claim:
-            r.refusal = make_error(error_code::producer_epoch_closed,
-                                   "a claim of a later epoch closed this producer epoch");
-            r.producer_epoch = d.answer_epoch;
-            r.producer_outcome = "epoch-closed;by=claim";
-            return;
         case protocol::producer_verdict::stale_epoch:
-            r.refusal = make_error(error_code::producer_epoch_stale,
-                                   "producer epoch is older than the current one");
+        case protocol::producer_verdict::producer_expired: {
+            // Every producer 403 carries Producer-Epoch and one Producer-Outcome.
+            const producer_fence& fence = fence_for(d.verdict);
+            r.refusal = make_error(fence.code, fence.message);
             r.producer_epoch = d.answer_epoch;
-            r.producer_outcome = "stale-epoch";
+            r.producer_outcome = fence.outcome;
             return;
-        case protocol::producer_verdict::producer_expired:
-            r.refusal = make_error(error_code::producer_expired,
-                                   "the server may have forgotten this producer epoch");
-            r.producer_epoch = d.answer_epoch;
-            r.producer_outcome = "producer-expired";
-            return;
+        }
         case protocol::producer_verdict::new_epoch_seq:
             r.refusal = make_error(error_code::invalid_producer,
                                    "a new producer epoch must start at Producer-Seq 0");

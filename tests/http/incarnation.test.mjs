@@ -172,20 +172,69 @@ test('ext 2.4: a read beyond the tail answers 416 OFFSET_OUT_OF_RANGE with Strea
     }
 });
 
-test('ext 2.4: a read below the retained offset answers 410 with Stream-Incarnation', async (t) => {
+// A stream "abcdef" with a snapshot at 3 and retention advanced to it (ext 2.2).
+async function retainedStream() {
     const { url, token } = await create('abcdef');
-    // 410 needs retention (ext 2.2): publish a snapshot, then advance retention to it.
     const snap = await fetch(`${url}/snapshot/00000000000000000003`, { method: 'PUT', headers: OCTET, body: 'abc' });
-    await snap.arrayBuffer();
+    assert.equal(snap.status, 204, await snap.text());
     const ret = await fetch(`${url}/retention/00000000000000000003`, { method: 'PUT' });
-    await ret.arrayBuffer();
-    if (!snap.ok || !ret.ok) {
-        t.skip(`retention is not available (snapshot ${snap.status}, retention ${ret.status}): no read can reach 410`);
-        return;
+    assert.equal(ret.status, 204, await ret.text());
+    return { url, token };
+}
+
+test('ext 2.4: a read below the retained offset answers 410 with Stream-Incarnation (catch-up, long-poll, SSE)', async () => {
+    const { url, token } = await retainedStream();
+    for (const q of ['?offset=00000000000000000001', '?offset=00000000000000000001&live=long-poll&timeout_ms=50',
+                     '?offset=00000000000000000001&live=sse']) {
+        const res = await fetch(url + q);
+        await expectError(res, 410, 'STREAM_GONE');
+        assert.equal(res.headers.get(INC), token, q);
     }
-    const res = await fetch(url + '?offset=00000000000000000001');
+});
+
+test('ext 2.4: a read with a mismatching Stream-Incarnation that would answer 410 still answers 410', async () => {
+    const { url, token } = await retainedStream();
+    const res = await fetch(url + '?offset=00000000000000000001', { headers: { [INC]: otherToken(token) } });
     await expectError(res, 410, 'STREAM_GONE');
     assert.equal(res.headers.get(INC), token);
+});
+
+test('ext 2.4: snapshot publish and read, retention and bootstrap carry the token and take the precondition (412, nothing applied)', async () => {
+    const { url, token } = await create('abcdef');
+    const wrong = { [INC]: otherToken(token) };
+    const publish = await fetch(`${url}/snapshot/00000000000000000003`, { method: 'PUT', headers: { ...OCTET, [INC]: token }, body: 'abc' });
+    assert.equal(publish.status, 204);
+    assert.equal(publish.headers.get(INC), token, 'publish');
+    const read = await fetch(`${url}/snapshot/00000000000000000003`, { headers: { [INC]: token } });
+    assert.equal(read.status, 200);
+    assert.equal(read.headers.get(INC), token, 'snapshot read');
+    assert.equal(await read.text(), 'abc');
+    const boot = await fetch(`${url}/bootstrap`, { headers: { [INC]: token } });
+    assert.equal(boot.status, 200);
+    assert.equal(boot.headers.get(INC), token, 'bootstrap');
+    await boot.arrayBuffer();
+    // A snapshot read at an offset that is not the latest: 404 naming the stream's token.
+    const notLatest = await fetch(`${url}/snapshot/00000000000000000002`);
+    await expectError(notLatest, 404, 'SNAPSHOT_NOT_FOUND');
+    assert.equal(notLatest.headers.get(INC), token, 'snapshot 404 of an existing stream');
+
+    // Mismatches: nothing published, nothing retained.
+    const badPublish = await fetch(`${url}/snapshot/00000000000000000004`, { method: 'PUT', headers: { ...OCTET, ...wrong }, body: 'abcd' });
+    await expectError(badPublish, 412, 'INCARNATION_MISMATCH');
+    assert.equal(badPublish.headers.get(INC), token);
+    const badRetention = await fetch(`${url}/retention/00000000000000000003`, { method: 'PUT', headers: wrong });
+    await expectError(badRetention, 412, 'INCARNATION_MISMATCH');
+    for (const [what, res] of [['snapshot read', await fetch(`${url}/snapshot/00000000000000000003`, { headers: wrong })],
+                               ['bootstrap', await fetch(`${url}/bootstrap`, { headers: wrong })]]) {
+        await expectError(res, 412, 'INCARNATION_MISMATCH');
+        assert.equal(res.headers.get(INC), token, what);
+    }
+    const h = await head(url);
+    assert.equal(h.headers.get('stream-snapshot-offset'), '00000000000000000003', 'the refused publish replaced the snapshot');
+    assert.equal(h.headers.get('stream-retained-offset'), '00000000000000000000', 'the refused retention advanced');
+    const ok = await fetch(`${url}/retention/00000000000000000003`, { method: 'PUT', headers: { [INC]: token } });
+    assert.equal(ok.status, 204);
+    assert.equal(ok.headers.get(INC), token, 'retention');
 });
 
 // ---------------------------------------------------------------------------
