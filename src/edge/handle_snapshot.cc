@@ -147,10 +147,10 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset) {
     std::uint64_t first = 0;
     std::uint64_t length = meta.size;
     if (range) {
-        if (range->suffix) {
+        if (range->suffix && meta.size > 0) {
             length = std::min(range->first, meta.size);
             first = meta.size - length;
-        } else if (range->first >= meta.size) {
+        } else if (range->suffix || range->first >= meta.size) {
             response res = ex.make_error(make_error(error_code::range_not_satisfiable,
                                                     "the range starts past the end of the snapshot"));
             res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));

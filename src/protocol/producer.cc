@@ -105,6 +105,7 @@ producer_record record_applied(const producer_record* record, std::optional<std:
     next.last_start = start;
     next.last_end = end;
     next.last_identity = w.identity;
+    next.last_closed = w.closes;
     next.last_write_ms = now;
     return next;
 }

@@ -35,6 +35,7 @@ struct producer_record {
     // The newest applied write: its range (the receipt) and identity.
     std::uint64_t last_start = 0;
     std::uint64_t last_end = 0;
+    bool last_closed = false;  // the newest write closed the stream (its receipt says so)
     write_identity last_identity;
     // The claim (seq 0) of the current epoch, held while the epoch is current.
     write_identity claim_identity;
@@ -53,6 +54,7 @@ struct producer_write {
     std::uint64_t seq = 0;
     write_identity identity;
     bool with_incarnation = false;  // the write carries Stream-Incarnation
+    bool closes = false;            // Stream-Closed: true
 };
 
 enum class producer_verdict {

@@ -76,6 +76,7 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
             w.put_u64(p.last_seq);
             w.put_u64(p.last_start);
             w.put_u64(p.last_end);
+            w.put_u8(p.last_closed ? 1 : 0);
             put_identity(w, p.last_identity);
             put_identity(w, p.claim_identity);
             put_optional(w, p.closed_epoch);
@@ -162,8 +163,9 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
             protocol::producer_record rec;
             std::uint64_t last_write = 0;
             std::uint8_t above = 0;
+            std::uint8_t closed_it = 0;
             if (!r.get_string(id) || !r.get_u64(rec.epoch) || !r.get_u64(rec.last_seq) ||
-                !r.get_u64(rec.last_start) || !r.get_u64(rec.last_end) ||
+                !r.get_u64(rec.last_start) || !r.get_u64(rec.last_end) || !r.get_u8(closed_it) ||
                 !get_identity(r, rec.last_identity) || !get_identity(r, rec.claim_identity) ||
                 !get_optional(r, rec.closed_epoch) || !r.get_u64(rec.closed_seq) ||
                 !r.get_u64(last_write) || !r.get_u8(above)) {
@@ -171,6 +173,7 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
             }
             rec.last_write_ms = static_cast<protocol::unix_ms>(last_write);
             rec.above_floor = above != 0;
+            rec.last_closed = closed_it != 0;
             s->producers.emplace(std::move(id), rec);
         }
         if (!r.get_u64(chunks)) return bad("is truncated");

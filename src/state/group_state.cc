@@ -200,7 +200,7 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
     protocol::producer_write write;
     if (c.producer) {
         write = protocol::producer_write{c.producer->epoch, c.producer->seq, c.producer->identity,
-                                         c.if_incarnation.has_value()};
+                                         c.if_incarnation.has_value(), c.close};
         auto it = s->producers.find(c.producer->id);
         // Step 2: state idle for too long is dropped, raising the epoch floor.
         if (it != s->producers.end() && now - it->second.last_write_ms > protocol::producer_idle_ms) {
@@ -280,7 +280,7 @@ void group_state::answer_producer_decision(const stream& s, const protocol::prod
             r.producer_seq = record->last_seq;
             r.start_offset = record->last_start;
             r.next_offset = record->last_end;
-            r.closed = s.closed && record->last_end == s.tail();
+            r.closed = record->last_closed;
             return;
         case protocol::producer_verdict::repeat_evicted:
             r.kind = write_kind::repeated;
@@ -325,7 +325,7 @@ std::optional<apply_result> group_state::answer_from_headers(const append& c,
     if (it == s->producers.end() || now - it->second.last_write_ms > protocol::producer_idle_ms) {
         return std::nullopt;
     }
-    const protocol::producer_write write{c.producer->epoch, c.producer->seq, c.producer->identity, true};
+    const protocol::producer_write write{c.producer->epoch, c.producer->seq, c.producer->identity, true, c.close};
     const auto d = protocol::evaluate_producer(&it->second, s->epoch_floor, write);
     if (d.verdict != protocol::producer_verdict::repeat &&
         d.verdict != protocol::producer_verdict::repeat_evicted &&
@@ -411,6 +411,13 @@ apply_result group_state::apply_publish(const publish_snapshot& c) {
     apply_result r;
     describe(r, *s);
     r.retained_offset = s->retained;
+    // A single-request publish below the retained offset answers 410 before
+    // any comparison with the latest snapshot (extensions 2.2).
+    if (c.offset < s->retained) {
+        r.refusal = make_error(error_code::stream_gone, "the snapshot offset is below the retained offset");
+        if (!c.object_key.empty()) r.garbage_objects.push_back(c.object_key);
+        return r;
+    }
     if (s->snapshot) {
         const bool same_key = c.offset == s->snapshot->offset;
         if (same_key && c.digest == s->snapshot->digest) {
@@ -434,9 +441,6 @@ apply_result group_state::apply_publish(const publish_snapshot& c) {
     };
     if (c.offset > s->tail()) {
         return refuse(make_error(error_code::snapshot_conflict, "the snapshot offset is beyond the tail"));
-    }
-    if (c.offset < s->retained) {
-        return refuse(make_error(error_code::stream_gone, "the snapshot offset is below the retained offset"));
     }
     if (auto bad = check_json_boundary(*s, c.offset)) return refuse(std::move(*bad));
     if (s->snapshot && !s->snapshot->object_key.empty()) {
@@ -463,9 +467,12 @@ apply_result group_state::apply_retain(const retain& c) {
                                    "the retention offset is newer than the latest snapshot");
             return r;
         }
-        if (auto bad = check_json_boundary(*s, c.offset)) {
-            r.refusal = std::move(*bad);
-            return r;
+        // The snapshot's offset was verified as a boundary when it was published.
+        if (c.offset != s->snapshot->offset) {
+            if (auto bad = check_json_boundary(*s, c.offset)) {
+                r.refusal = std::move(*bad);
+                return r;
+            }
         }
         s->retained = c.offset;
         // Chunks wholly below the retained offset are garbage; one that

@@ -46,9 +46,11 @@ export function serverBinary() {
     return bin;
 }
 
-async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort }) {
+async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir }) {
     const port = fixedPort ?? (await freePort());
-    const ownDir = dataDir === undefined;
+    // Whether stop() removes the data dir: the test's own dir never, a temp
+    // dir made here (or inherited through restarts) always.
+    const ownDir = ownsDir ?? dataDir === undefined;
     const dir = ownDir ? mkdtempSync(path.join(os.tmpdir(), 'dstream-http-')) : dataDir;
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
                   ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...extraArgs];
@@ -113,9 +115,8 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort }) {
                 await exitPromise;
             }
             stopped = true;
-            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port });
+            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir });
             if (again.failed) throw new Error(again.failed);
-            if (ownDir) { const stop = again.stop; again.stop = async () => { await stop(); rmSync(dir, { recursive: true, force: true }); }; }
             return again;
         },
     };
