@@ -51,7 +51,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
     // Whether stop() removes the data dir: the test's own dir never, a temp
     // dir made here (or inherited through restarts) always.
     const ownDir = ownsDir ?? dataDir === undefined;
-    const dir = ownDir ? mkdtempSync(path.join(os.tmpdir(), 'dstream-http-')) : dataDir;
+    const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dstream-http-'));
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
                   ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...extraArgs];
     const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
