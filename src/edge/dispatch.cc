@@ -55,6 +55,20 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
                 co_return;
             }
             break;
+        case subresource::kind::immutable_chunk:
+        case subresource::kind::immutable_snapshot:
+            if (method != http::verb::get && method != http::verb::head) break;
+            if (!ex.query().empty()) {
+                co_await answer_error(ex, error_code::invalid_resource,
+                                      "immutable resources take no query");
+                co_return;
+            }
+            if (sub->what == subresource::kind::immutable_chunk) {
+                co_await handle_immutable_chunk(ex, sub->token, sub->offset);
+            } else {
+                co_await handle_immutable_snapshot(ex, sub->token, sub->offset);
+            }
+            co_return;
         case subresource::kind::snapshot_parts:
             co_await answer_error(ex, error_code::unsupported, "snapshot uploads in parts are not supported yet");
             co_return;

@@ -111,8 +111,13 @@ boost::asio::awaitable<void> publish(exchange& ex, std::uint64_t offset) {
     co_await ex.send(res);
 }
 
-boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset) {
-    auto incarnation = incarnation_precondition(ex.req());
+// `path_token`: the immutable resource's token (extensions 4.1), which is its
+// precondition instead of the Stream-Incarnation header.
+boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
+                                  std::optional<std::uint64_t> path_token) {
+    const bool immutable = path_token.has_value();
+    auto incarnation = immutable ? result<std::optional<std::uint64_t>>(path_token)
+                                 : incarnation_precondition(ex.req());
     if (!incarnation) {
         response res = ex.make_error(incarnation.err());
         co_await ex.send(res);
@@ -139,7 +144,11 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset) {
         set_offset_header(res, hdr::stream_snapshot_offset, meta.offset);
         res.set(hdr::stream_snapshot_digest, meta.digest);
         set_offset_header(res, hdr::stream_next_offset, meta.offset);
-        if (meta.offset == meta.tail) res.set(hdr::stream_up_to_date, "true");
+        if (immutable) {
+            res.set(hdr::stream_immutable, "true");
+        } else if (meta.offset == meta.tail) {
+            res.set(hdr::stream_up_to_date, "true");
+        }
         res.set(http::field::etag, etag);
         res.set(http::field::accept_ranges, "bytes");
         res.set(http::field::cache_control, "no-store");
@@ -201,8 +210,13 @@ boost::asio::awaitable<void> handle_snapshot(exchange& ex, std::uint64_t offset)
     if (ex.req().method() == http::verb::put) {
         co_await publish(ex, offset);
     } else {
-        co_await read(ex, offset);
+        co_await read(ex, offset, std::nullopt);
     }
+}
+
+boost::asio::awaitable<void> handle_immutable_snapshot(exchange& ex, std::uint64_t token,
+                                                       std::uint64_t offset) {
+    co_await read(ex, offset, token);
 }
 
 }  // namespace dstream::edge

@@ -19,5 +19,10 @@ boost::asio::awaitable<void> handle_bucket(exchange& ex);   // PUT /{bucket_id}
 boost::asio::awaitable<void> handle_snapshot(exchange& ex, std::uint64_t offset);
 boost::asio::awaitable<void> handle_retention(exchange& ex, std::uint64_t offset);  // PUT
 boost::asio::awaitable<void> handle_bootstrap(exchange& ex);                        // GET
+// {stream}/incarnation/{token}/chunk/{offset} and .../snapshot/{offset} (extensions 4).
+boost::asio::awaitable<void> handle_immutable_chunk(exchange& ex, std::uint64_t token,
+                                                    std::uint64_t offset);
+boost::asio::awaitable<void> handle_immutable_snapshot(exchange& ex, std::uint64_t token,
+                                                       std::uint64_t offset);
 
 }  // namespace dstream::edge

@@ -9,12 +9,22 @@
 namespace dstream::edge {
 
 struct subresource {
-    enum class kind { snapshot, snapshot_parts, retention, bootstrap, other } what = kind::other;
+    enum class kind {
+        snapshot,
+        snapshot_parts,
+        retention,
+        bootstrap,
+        immutable_chunk,     // incarnation/{token}/chunk/{offset}
+        immutable_snapshot,  // incarnation/{token}/snapshot/{offset}
+        other
+    } what = kind::other;
     std::uint64_t offset = 0;
+    std::uint64_t token = 0;
 };
 
 // Parses the decoded path after the stream; an offset that is not in the
-// server's form is a 400 INVALID_OFFSET.
+// server's form is a 400 INVALID_OFFSET, a malformed immutable resource a 400
+// INVALID_RESOURCE.
 result<subresource> parse_subresource(std::string_view path);
 
 }  // namespace dstream::edge
