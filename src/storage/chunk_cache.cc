@@ -5,11 +5,7 @@ namespace dstream::storage {
 std::shared_ptr<const std::string> chunk_cache::get(const std::string& key) {
     std::lock_guard lock(_mutex);
     auto it = _entries.find(key);
-    if (it == _entries.end()) {
-        ++_misses;
-        return nullptr;
-    }
-    ++_hits;
+    if (it == _entries.end()) return nullptr;
     _lru.splice(_lru.begin(), _lru, it->second.position);
     return it->second.bytes;
 }

@@ -18,9 +18,6 @@ public:
     void put(const std::string& key, std::shared_ptr<const std::string> bytes);
     void erase(const std::string& key);
 
-    std::uint64_t hits() const { return _hits; }
-    std::uint64_t misses() const { return _misses; }
-
 private:
     using lru_list = std::list<std::string>;
     struct entry {
@@ -31,8 +28,6 @@ private:
     std::mutex _mutex;
     std::uint64_t _capacity;
     std::uint64_t _size = 0;
-    std::uint64_t _hits = 0;
-    std::uint64_t _misses = 0;
     lru_list _lru;  // most recent first
     std::unordered_map<std::string, entry> _entries;
 };
