@@ -30,6 +30,10 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
     res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
     set_offset_header(res, hdr::stream_next_offset, view.tail);
     set_offset_header(res, hdr::stream_retained_offset, view.retained);
+    if (view.previous_incarnation) {
+        res.set(hdr::stream_previous_incarnation, std::to_string(*view.previous_incarnation));
+        set_offset_header(res, hdr::stream_inherited_offset, view.inherited_offset);
+    }
     if (view.snapshot_offset) {
         set_offset_header(res, hdr::stream_snapshot_offset, *view.snapshot_offset);
         res.set(hdr::stream_snapshot_digest, view.snapshot_digest);

@@ -29,6 +29,8 @@ inline constexpr char stream_snapshot_offset[] = "Stream-Snapshot-Offset";
 inline constexpr char stream_snapshot_digest[] = "Stream-Snapshot-Digest";
 inline constexpr char stream_snapshot_parts[] = "Stream-Snapshot-Parts";
 inline constexpr char stream_immutable[] = "Stream-Immutable";
+inline constexpr char stream_previous_incarnation[] = "Stream-Previous-Incarnation";
+inline constexpr char stream_inherited_offset[] = "Stream-Inherited-Offset";
 inline constexpr char stream_forked_from[] = "Stream-Forked-From";
 inline constexpr char stream_sse_data_encoding[] = "Stream-SSE-Data-Encoding";
 inline constexpr char stream_data_content_type[] = "Stream-Data-Content-Type";
@@ -44,7 +46,8 @@ inline constexpr char producer_received_seq[] = "Producer-Received-Seq";
 
 inline constexpr char exposed_headers[] =
     "Stream-Next-Offset, Stream-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, "
-    "Stream-TTL, Stream-Expires-At, Stream-Incarnation, Stream-Retained-Offset, Stream-Last-Seq, "
+    "Stream-TTL, Stream-Expires-At, Stream-Incarnation, Stream-Previous-Incarnation, "
+    "Stream-Inherited-Offset, Stream-Retained-Offset, Stream-Last-Seq, "
     "Stream-Snapshot-Offset, Stream-Snapshot-Digest, Stream-Immutable, Accept-Ranges, Content-Range, "
     "Stream-SSE-Data-Encoding, Stream-Data-Content-Type, Producer-Epoch, Producer-Seq, "
     "Producer-Expected-Seq, Producer-Received-Seq, Producer-Outcome, Producer-Closed-Epoch, "

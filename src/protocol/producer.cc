@@ -45,6 +45,15 @@ producer_decision evaluate_producer(const producer_record* record,
         return verdict(producer_verdict::apply);
     }
     // The current epoch: the key (epoch, seq) decides, the identity confirms.
+    // After a history rewrite only repeats of writes that survived it answer;
+    // everything else of the epoch is refused for good.
+    if (record->closed_by_history && w.seq > record->last_seq) {
+        producer_decision d = verdict(producer_verdict::epoch_closed_by_history);
+        d.answer_epoch = record->epoch;
+        d.closed_epoch = record->epoch;
+        d.closed_seq = record->last_seq;
+        return d;
+    }
     if (w.seq == record->last_seq) {
         if (w.identity != record->last_identity) {
             producer_decision d = verdict(producer_verdict::key_conflict);
@@ -100,6 +109,7 @@ producer_record record_applied(const producer_record* record, std::optional<std:
                                              : (record->above_floor || lifts_floor);
         next.epoch = w.epoch;
         next.claim_identity = w.identity;
+        next.closed_by_history = false;
     }
     next.last_seq = w.seq;
     next.last_start = start;

@@ -46,6 +46,8 @@ struct producer_record {
     unix_ms last_write_ms = 0;
     // Opened above the stream's epoch floor (extensions 5.4): one byte.
     bool above_floor = true;
+    // A history rewrite closed the current epoch at last_seq (extensions 2.4, 5.3).
+    bool closed_by_history = false;
 };
 
 // The headers of one producer write.
@@ -63,6 +65,7 @@ enum class producer_verdict {
     repeat_evicted,         // 204 with Producer-Outcome: receipt-evicted
     key_conflict,           // 403 key-conflict
     epoch_closed_by_claim,  // 403 epoch-closed;by=claim
+    epoch_closed_by_history,  // 403 epoch-closed;by=history
     stale_epoch,            // 403 stale-epoch
     producer_expired,       // 403 producer-expired (the epoch floor)
     new_epoch_seq,          // 400: a newer epoch must start at seq 0

@@ -398,6 +398,8 @@ read_plan group::read(const read_request& request) {
     view.stream_closed = s->closed;
     view.tail = s->tail();
     view.retained = s->retained;
+    view.previous_incarnation = s->previous_incarnation;
+    view.inherited_offset = s->inherited_offset;
     if (s->snapshot) {
         view.snapshot_offset = s->snapshot->offset;
         view.snapshot_digest = protocol::to_hex(s->snapshot->digest);

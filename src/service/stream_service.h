@@ -43,6 +43,8 @@ struct stream_view {
     std::optional<std::uint64_t> snapshot_offset;
     std::string snapshot_digest;
     std::uint64_t retained = 0;
+    std::optional<std::uint64_t> previous_incarnation;
+    std::uint64_t inherited_offset = 0;
 
     bool up_to_date() const { return next == tail; }
     // Stream-Closed belongs on a read that reaches the tail of a closed stream.

@@ -58,6 +58,8 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
         w.put_u8(s->closed ? 1 : 0);
         w.put_u8(s->last_stream_seq ? 1 : 0);
         if (s->last_stream_seq) w.put_string(*s->last_stream_seq);
+        put_optional(w, s->previous_incarnation);
+        w.put_u64(s->inherited_offset);
         w.put_u64(s->retained);
         w.put_u8(s->snapshot ? 1 : 0);
         if (s->snapshot) {
@@ -83,6 +85,7 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
             w.put_u64(p.closed_seq);
             w.put_u64(static_cast<std::uint64_t>(p.last_write_ms));
             w.put_u8(p.above_floor ? 1 : 0);
+            w.put_u8(p.closed_by_history ? 1 : 0);
         }
         w.put_u64(s->chunks.size());
         for (const auto& c : s->chunks) {
@@ -145,7 +148,10 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
             if (!r.get_string(*s->last_stream_seq)) return bad("is truncated");
         }
         std::uint8_t has_snapshot = 0;
-        if (!r.get_u64(s->retained) || !r.get_u8(has_snapshot)) return bad("is truncated");
+        if (!get_optional(r, s->previous_incarnation) || !r.get_u64(s->inherited_offset) ||
+            !r.get_u64(s->retained) || !r.get_u8(has_snapshot)) {
+            return bad("is truncated");
+        }
         if (has_snapshot != 0) {
             snapshot_ref snap;
             if (!r.get_u64(snap.offset) || !r.get_string(snap.content_type)) return bad("is truncated");
@@ -164,16 +170,18 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
             std::uint64_t last_write = 0;
             std::uint8_t above = 0;
             std::uint8_t closed_it = 0;
+            std::uint8_t by_history = 0;
             if (!r.get_string(id) || !r.get_u64(rec.epoch) || !r.get_u64(rec.last_seq) ||
                 !r.get_u64(rec.last_start) || !r.get_u64(rec.last_end) || !r.get_u8(closed_it) ||
                 !get_identity(r, rec.last_identity) || !get_identity(r, rec.claim_identity) ||
                 !get_optional(r, rec.closed_epoch) || !r.get_u64(rec.closed_seq) ||
-                !r.get_u64(last_write) || !r.get_u8(above)) {
+                !r.get_u64(last_write) || !r.get_u8(above) || !r.get_u8(by_history)) {
                 return bad("is truncated");
             }
             rec.last_write_ms = static_cast<protocol::unix_ms>(last_write);
             rec.above_floor = above != 0;
             rec.last_closed = closed_it != 0;
+            rec.closed_by_history = by_history != 0;
             s->producers.emplace(std::move(id), rec);
         }
         if (!r.get_u64(chunks)) return bad("is truncated");

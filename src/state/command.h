@@ -97,8 +97,14 @@ struct retain {
     std::uint64_t offset = 0;
 };
 
+// extensions 2.4: an operator's restore or acceptance of loss rewrites the
+// group's history; the proposer draws the new history id.
+struct rewrite_history {
+    std::uint64_t history_id = 0;
+};
+
 using command_body = std::variant<init_group, create_stream, append, delete_stream, expire_stream,
-                                  flush_chunk, publish_snapshot, retain>;
+                                  flush_chunk, publish_snapshot, retain, rewrite_history>;
 
 struct command {
     protocol::unix_ms now_ms = 0;  // the proposer's clock
@@ -115,6 +121,7 @@ enum class command_type : std::uint8_t {
     flush_chunk = 6,
     publish_snapshot = 7,
     retain = 8,
+    rewrite_history = 9,
 };
 
 // The key of the stream a command addresses; null for group-wide commands.

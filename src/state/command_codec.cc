@@ -119,6 +119,10 @@ struct encoder {
         w.put_string(c.body);
         w.put_string(c.object_key);
     }
+    void operator()(const rewrite_history& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::rewrite_history));
+        w.put_u64(c.history_id);
+    }
     void operator()(const retain& c) {
         w.put_u8(static_cast<std::uint8_t>(command_type::retain));
         w.put_string(c.key);
@@ -218,6 +222,12 @@ bool decode_body(binary_reader& r, command_body& body) {
             }
             if (!r.get_u64(c.size) || !r.get_string(c.body) || !r.get_string(c.object_key)) return false;
             body = std::move(c);
+            return true;
+        }
+        case command_type::rewrite_history: {
+            rewrite_history c;
+            if (!r.get_u64(c.history_id)) return false;
+            body = c;
             return true;
         }
         case command_type::retain: {

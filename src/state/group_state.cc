@@ -82,12 +82,16 @@ const producer_fence& fence_for(protocol::producer_verdict v) {
                                        "epoch-closed;by=claim"};
     static const producer_fence stale{error_code::producer_epoch_stale,
                                       "producer epoch is older than the current one", "stale-epoch"};
+    static const producer_fence history{error_code::producer_epoch_closed,
+                                        "a rewrite of the stream's history closed this producer epoch",
+                                        "epoch-closed;by=history"};
     static const producer_fence expired{error_code::producer_expired,
                                         "the server may have forgotten this producer epoch",
                                         "producer-expired"};
     switch (v) {
         case protocol::producer_verdict::key_conflict: return key_conflict;
         case protocol::producer_verdict::epoch_closed_by_claim: return closed;
+        case protocol::producer_verdict::epoch_closed_by_history: return history;
         case protocol::producer_verdict::producer_expired: return expired;
         default: return stale;
     }
@@ -131,8 +135,10 @@ apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
                 return apply_flush(body);
             } else if constexpr (std::is_same_v<T, publish_snapshot>) {
                 return apply_publish(body);
-            } else {
+            } else if constexpr (std::is_same_v<T, retain>) {
                 return apply_retain(body);
+            } else {
+                return apply_rewrite(body);
             }
         },
         cmd.body);
@@ -292,6 +298,7 @@ void group_state::answer_producer_decision(const stream& s, const protocol::prod
             return;
         case protocol::producer_verdict::key_conflict:
         case protocol::producer_verdict::epoch_closed_by_claim:
+        case protocol::producer_verdict::epoch_closed_by_history:
         case protocol::producer_verdict::stale_epoch:
         case protocol::producer_verdict::producer_expired: {
             // Every producer 403 carries Producer-Epoch and one Producer-Outcome.
@@ -448,6 +455,25 @@ apply_result group_state::apply_publish(const publish_snapshot& c) {
     }
     s->snapshot = snapshot_ref{c.offset, c.content_type, c.digest, c.size, c.body, c.object_key};
     name_snapshot(r, *s->snapshot);
+    return r;
+}
+
+apply_result group_state::apply_rewrite(const rewrite_history& c) {
+    // extensions 2.4: a new history id gives every stream of the group a new
+    // token, reports the old one with the tail it kept, and closes every
+    // producer epoch claimed before the rewrite.
+    _history_id = c.history_id;
+    for (auto& [key, s] : _streams) {
+        const bool written_since = !s->previous_incarnation || s->tail() != s->inherited_offset;
+        if (written_since) {
+            s->previous_incarnation = s->incarnation;
+            s->inherited_offset = s->tail();
+        }
+        s->incarnation = incarnation_token(_history_id, s->created_at_ms, s->incarnation);
+        for (auto& [id, p] : s->producers) p.closed_by_history = true;
+    }
+    apply_result r;
+    r.wakes_readers = true;
     return r;
 }
 

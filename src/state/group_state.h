@@ -59,6 +59,7 @@ private:
     apply_result apply_flush(const flush_chunk& c);
     apply_result apply_publish(const publish_snapshot& c);
     apply_result apply_retain(const retain& c);
+    apply_result apply_rewrite(const rewrite_history& c);
 
     stream* find_mutable(std::string_view key);
     static void answer_producer_decision(const stream& s, const protocol::producer_record* record,

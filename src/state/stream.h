@@ -46,6 +46,10 @@ struct stream {
     // The highest epoch of any producer state the stream dropped (extensions 5.4).
     std::optional<std::uint64_t> epoch_floor;
     std::optional<snapshot_ref> snapshot;
+    // After a history rewrite (extensions 2.4): the token before it and the
+    // offset below which the bytes are the same under both tokens.
+    std::optional<std::uint64_t> previous_incarnation;
+    std::uint64_t inherited_offset = 0;
     // The earliest retained offset (extensions 2.2, Retention Effect).
     std::uint64_t retained = 0;
     // Cold chunks cover [first_offset(), cold_end()) contiguously; hot bytes

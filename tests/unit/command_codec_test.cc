@@ -75,6 +75,10 @@ void expect_same(const retain& a, const retain& b) {
     EXPECT_EQ(a.offset, b.offset);
 }
 
+void expect_same(const rewrite_history& a, const rewrite_history& b) {
+    EXPECT_EQ(a.history_id, b.history_id);
+}
+
 void expect_same(const command& a, const command& b) {
     EXPECT_EQ(a.now_ms, b.now_ms);
     ASSERT_EQ(a.body.index(), b.body.index());
@@ -189,6 +193,7 @@ std::vector<named_command> sample_commands() {
     out.push_back({"publish object", command{17, p2}});
 
     out.push_back({"retain", command{18, retain{"b/s", std::nullopt, 123}}});
+    out.push_back({"rewrite history", command{19, rewrite_history{0x0123456789abcdefULL}}});
     return out;
 }
 

@@ -1162,3 +1162,44 @@ TEST(GroupStateDeterminism, ReplayThroughTheCodecGivesTheSameAnswers) {
 
 }  // namespace
 }  // namespace dstream::state
+
+namespace dstream::state {
+namespace {
+
+TEST(GroupStateHistory, RewriteGivesEveryStreamANewTokenAndReportsTheOldOne) {
+    group t;
+    t.run(make_create("text/plain"));
+    expect_ok(t.run(producer_write("p", 0, 0, "ab")));
+    const std::uint64_t before = t.g.find(key)->incarnation;
+    t.run(rewrite_history{0x42});
+    const stream* s = t.g.find(key);
+    EXPECT_NE(s->incarnation, before);
+    EXPECT_GE(s->incarnation, std::uint64_t{1} << 52);
+    EXPECT_LT(s->incarnation, std::uint64_t{1} << 53);
+    EXPECT_EQ(s->previous_incarnation, std::optional<std::uint64_t>(before));
+    EXPECT_EQ(s->inherited_offset, 2u);
+    EXPECT_EQ(t.g.history_id(), 0x42u);
+
+    // extensions 5.3: the producer's epoch is closed by history at the seq that survived.
+    const auto next = t.run(producer_write("p", 0, 1, "cd"));
+    expect_refused(next, error_code::producer_epoch_closed);
+    EXPECT_EQ(next.producer_outcome, "epoch-closed;by=history");
+    EXPECT_EQ(next.closed_epoch, std::optional<std::uint64_t>(0));
+    EXPECT_EQ(next.closed_seq, 0u);
+    // A repeat of the surviving write still gets its receipt; a claim reopens.
+    EXPECT_EQ(t.run(producer_write("p", 0, 0, "ab")).kind, write_kind::repeated);
+    expect_ok(t.run(producer_write("p", 1, 0, "cd")));
+    EXPECT_EQ(t.bytes(), "abcd");
+
+    // Two rewrites with no write between them name the token before both.
+    const std::uint64_t after_first = t.g.find(key)->incarnation;
+    t.run(rewrite_history{0x43});
+    EXPECT_EQ(t.g.find(key)->previous_incarnation, std::optional<std::uint64_t>(after_first));
+    const std::uint64_t second = t.g.find(key)->incarnation;
+    t.run(rewrite_history{0x44});
+    EXPECT_EQ(t.g.find(key)->previous_incarnation, std::optional<std::uint64_t>(after_first));
+    EXPECT_NE(t.g.find(key)->incarnation, second);
+}
+
+}  // namespace
+}  // namespace dstream::state

@@ -18,6 +18,7 @@ const char* verdict_name(producer_verdict v) {
         case producer_verdict::repeat_evicted: return "repeat_evicted";
         case producer_verdict::key_conflict: return "key_conflict";
         case producer_verdict::epoch_closed_by_claim: return "epoch_closed_by_claim";
+        case producer_verdict::epoch_closed_by_history: return "epoch_closed_by_history";
         case producer_verdict::stale_epoch: return "stale_epoch";
         case producer_verdict::producer_expired: return "producer_expired";
         case producer_verdict::new_epoch_seq: return "new_epoch_seq";
@@ -144,6 +145,26 @@ TEST(ProducerRules, DecisionTable) {
         EXPECT_EQ(d.closed_epoch, row.closed_epoch);
         if (row.closed_epoch) EXPECT_EQ(d.closed_seq, row.closed_seq);
     }
+}
+
+TEST(ProducerRules, HistoryRewriteClosesTheCurrentEpoch) {
+    producer_record r = rec(3, 5, A);
+    r.closed_by_history = true;
+    // Writes past what survived: epoch-closed;by=history, closed at the surviving seq.
+    auto d = evaluate_producer(&r, std::nullopt, write(3, 6, B));
+    EXPECT_EQ(d.verdict, producer_verdict::epoch_closed_by_history);
+    EXPECT_EQ(d.answer_epoch, 3u);
+    EXPECT_EQ(d.closed_epoch, std::optional<std::uint64_t>(3));
+    EXPECT_EQ(d.closed_seq, 5u);
+    EXPECT_EQ(evaluate_producer(&r, std::nullopt, write(3, 9)).verdict, producer_verdict::epoch_closed_by_history);
+    // A repeat of a write that survived gets its receipt.
+    EXPECT_EQ(evaluate_producer(&r, std::nullopt, write(3, 5, A)).verdict, producer_verdict::repeat);
+    EXPECT_EQ(evaluate_producer(&r, std::nullopt, write(3, 2)).verdict, producer_verdict::repeat_evicted);
+    // A claim of a later epoch opens it again.
+    EXPECT_EQ(evaluate_producer(&r, std::nullopt, write(4, 0)).verdict, producer_verdict::apply);
+    const producer_record claimed = record_applied(&r, std::nullopt, write(4, 0), 0, 1, 1);
+    EXPECT_FALSE(claimed.closed_by_history);
+    EXPECT_EQ(evaluate_producer(&claimed, std::nullopt, write(4, 1)).verdict, producer_verdict::apply);
 }
 
 TEST(ProducerRules, ClaimClosesTheEpochItReplaces) {
