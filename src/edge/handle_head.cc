@@ -12,12 +12,12 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
         co_await ex.send(res);
         co_return;
     }
-    service::read_request request;
-    request.key = ex.target().key;
-    request.start.where = protocol::read_start::kind::now;
-    request.renews_ttl = false;  // base protocol 5.1: HEAD does not renew a sliding TTL
-    request.if_incarnation = *incarnation;
-    const service::stream_view view = co_await ex.service().read(request);
+    service::read_request lookup;
+    lookup.key = ex.target().key;
+    lookup.start.where = protocol::read_start::kind::now;
+    lookup.renews_ttl = false;  // base protocol 5.1: HEAD does not renew a sliding TTL
+    lookup.if_incarnation = *incarnation;
+    const service::stream_view view = co_await ex.service().read(lookup);
     if (view.refusal) {
         response res = ex.make_error(*view.refusal);
         if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));

@@ -26,31 +26,17 @@ std::string chunk_etag(std::uint64_t token, std::uint64_t start, std::uint64_t e
     return "\"" + protocol::to_hex(protocol::blake3_256(covered)).substr(0, 32) + "\"";
 }
 
-bool weak_match(std::string_view if_none_match, std::string_view etag) {
-    if (if_none_match == "*") return true;
-    while (!if_none_match.empty()) {
-        const auto comma = if_none_match.find(',');
-        std::string_view candidate = if_none_match.substr(0, comma);
-        while (!candidate.empty() && candidate.front() == ' ') candidate.remove_prefix(1);
-        while (!candidate.empty() && candidate.back() == ' ') candidate.remove_suffix(1);
-        if (candidate.starts_with("W/")) candidate.remove_prefix(2);
-        if (candidate == etag) return true;
-        if (comma == std::string_view::npos) break;
-        if_none_match.remove_prefix(comma + 1);
-    }
-    return false;
-}
 
 }  // namespace
 
 boost::asio::awaitable<void> handle_immutable_chunk(exchange& ex, std::uint64_t token,
                                                     std::uint64_t offset) {
-    service::read_request request;
-    request.key = ex.target().key;
-    request.start = protocol::read_start{protocol::read_start::kind::position, offset};
-    request.max_bytes = (offset / chunk_grid + 1) * chunk_grid - offset;
-    request.if_incarnation = token;  // after 404, 410 and 416, as the group checks
-    service::stream_view view = co_await ex.service().read(request);
+    service::read_request lookup;
+    lookup.key = ex.target().key;
+    lookup.start = protocol::read_start{protocol::read_start::kind::position, offset};
+    lookup.max_bytes = (offset / chunk_grid + 1) * chunk_grid - offset;
+    lookup.if_incarnation = token;  // after 404, 410 and 416, as the group checks
+    service::stream_view view = co_await ex.service().read(lookup);
     if (view.refusal) {
         response res = ex.make_error(*view.refusal);
         if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
@@ -68,8 +54,7 @@ boost::asio::awaitable<void> handle_immutable_chunk(exchange& ex, std::uint64_t 
     const std::string content_type = view.json ? "application/x-ndjson" : view.content_type;
     const std::string etag = chunk_etag(token, view.start, view.next, how, content_type, view.data);
 
-    const auto inm = ex.req()[http::field::if_none_match];
-    const bool not_modified = !inm.empty() && weak_match(std::string_view(inm.data(), inm.size()), etag);
+    const bool not_modified = if_none_match_names(ex.req(), etag);
     response res = ex.make_response(not_modified ? http::status::not_modified : http::status::ok);
     res.set(http::field::content_type, content_type);
     res.set(hdr::stream_incarnation, std::to_string(view.incarnation));

@@ -24,20 +24,6 @@ std::string etag_for(const service::stream_view& view) {
     return tag + "\"";
 }
 
-bool etag_matches(std::string_view if_none_match, std::string_view etag) {
-    if (if_none_match == "*") return true;
-    while (!if_none_match.empty()) {
-        const auto comma = if_none_match.find(',');
-        std::string_view candidate = if_none_match.substr(0, comma);
-        while (!candidate.empty() && candidate.front() == ' ') candidate.remove_prefix(1);
-        while (!candidate.empty() && candidate.back() == ' ') candidate.remove_suffix(1);
-        if (candidate.starts_with("W/")) candidate.remove_prefix(2);
-        if (candidate == etag) return true;
-        if (comma == std::string_view::npos) break;
-        if_none_match.remove_prefix(comma + 1);
-    }
-    return false;
-}
 
 boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view& view,
                                        const read_params& p, bool live) {
@@ -54,8 +40,7 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
     if (!at_now) {
         const std::string etag = etag_for(view);
         res.set(http::field::etag, etag);
-        const auto inm = ex.req()[http::field::if_none_match];
-        if (!inm.empty() && etag_matches(std::string_view(inm.data(), inm.size()), etag)) {
+        if (if_none_match_names(ex.req(), etag)) {
             response not_modified = ex.make_response(http::status::not_modified);
             not_modified.base() = res.base();
             not_modified.result(http::status::not_modified);

@@ -3,6 +3,7 @@
 
 #include "edge/handlers.h"
 #include "edge/headers.h"
+#include "edge/read_common.h"
 #include "edge/subresource.h"
 #include "edge/write_answer.h"
 #include "protocol/content_type.h"
@@ -132,8 +133,7 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
         co_return;
     }
     const std::string etag = "\"" + meta.digest + "\"";
-    const auto inm = ex.req()[http::field::if_none_match];
-    const bool not_modified = !inm.empty() && (inm == etag || inm == "W/" + etag || inm == "*");
+    const bool not_modified = if_none_match_names(ex.req(), etag);
     std::optional<byte_range> range;
     if (!not_modified && ex.req().count(http::field::if_range) == 0) {
         const auto header = ex.req()[http::field::range];

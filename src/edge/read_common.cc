@@ -136,6 +136,23 @@ void add_stream_position_headers(response& res, const service::stream_view& view
     if (view.reached_closed_tail()) res.set(hdr::stream_closed, "true");
 }
 
+bool if_none_match_names(const request& req, std::string_view etag) {
+    const auto header = req[http::field::if_none_match];
+    std::string_view list(header.data(), header.size());
+    if (list == "*") return true;
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        std::string_view candidate = list.substr(0, comma);
+        while (!candidate.empty() && candidate.front() == ' ') candidate.remove_prefix(1);
+        while (!candidate.empty() && candidate.back() == ' ') candidate.remove_suffix(1);
+        if (candidate.starts_with("W/")) candidate.remove_prefix(2);
+        if (candidate == etag) return true;
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+    }
+    return false;
+}
+
 std::string live_cursor(const read_params& p) {
     thread_local std::mt19937_64 rng{std::random_device{}()};
     return protocol::next_cursor(runtime::now_unix_ms(), p.cursor, rng());

@@ -167,7 +167,7 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
         for (std::uint64_t p = 0; p < producers; ++p) {
             std::string id;
             protocol::producer_record rec;
-            std::uint64_t last_write = 0;
+            std::uint64_t producer_last_write = 0;
             std::uint8_t above = 0;
             std::uint8_t closed_it = 0;
             std::uint8_t by_history = 0;
@@ -175,10 +175,10 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
                 !r.get_u64(rec.last_start) || !r.get_u64(rec.last_end) || !r.get_u8(closed_it) ||
                 !get_identity(r, rec.last_identity) || !get_identity(r, rec.claim_identity) ||
                 !get_optional(r, rec.closed_epoch) || !r.get_u64(rec.closed_seq) ||
-                !r.get_u64(last_write) || !r.get_u8(above) || !r.get_u8(by_history)) {
+                !r.get_u64(producer_last_write) || !r.get_u8(above) || !r.get_u8(by_history)) {
                 return bad("is truncated");
             }
-            rec.last_write_ms = static_cast<protocol::unix_ms>(last_write);
+            rec.last_write_ms = static_cast<protocol::unix_ms>(producer_last_write);
             rec.above_floor = above != 0;
             rec.last_closed = closed_it != 0;
             rec.closed_by_history = by_history != 0;

@@ -216,7 +216,7 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
         record = it == s->producers.end() ? nullptr : &it->second;
         const auto d = protocol::evaluate_producer(record, s->epoch_floor, write);
         if (d.verdict != protocol::producer_verdict::apply) {
-            answer_producer_decision(*s, record, d, c, r);
+            answer_producer_decision(record, d, c, r);
             return r;
         }
         r.closed_epoch = d.closed_epoch;
@@ -272,7 +272,7 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
     return r;
 }
 
-void group_state::answer_producer_decision(const stream& s, const protocol::producer_record* record,
+void group_state::answer_producer_decision(const protocol::producer_record* record,
                                            const protocol::producer_decision& d, const append& c,
                                            apply_result& r) {
     r.closed_epoch = d.closed_epoch;
@@ -342,7 +342,7 @@ std::optional<apply_result> group_state::answer_from_headers(const append& c,
     apply_result r;
     describe(r, *s);
     r.producer_write = true;
-    answer_producer_decision(*s, &it->second, d, c, r);
+    answer_producer_decision(&it->second, d, c, r);
     return r;
 }
 

@@ -62,7 +62,7 @@ private:
     apply_result apply_rewrite(const rewrite_history& c);
 
     stream* find_mutable(std::string_view key);
-    static void answer_producer_decision(const stream& s, const protocol::producer_record* record,
+    static void answer_producer_decision(const protocol::producer_record* record,
                                          const protocol::producer_decision& d, const append& c,
                                          apply_result& r);
     static void drop_producer(stream& s,

@@ -141,9 +141,13 @@ TEST(ProducerRules, DecisionTable) {
         if (row.verdict == producer_verdict::seq_gap || row.verdict == producer_verdict::new_epoch_seq) {
             EXPECT_EQ(d.expected_seq, row.expected_seq);
         }
-        if (row.answer_epoch != 0) EXPECT_EQ(d.answer_epoch, row.answer_epoch);
+        if (row.answer_epoch != 0) {
+            EXPECT_EQ(d.answer_epoch, row.answer_epoch);
+        }
         EXPECT_EQ(d.closed_epoch, row.closed_epoch);
-        if (row.closed_epoch) EXPECT_EQ(d.closed_seq, row.closed_seq);
+        if (row.closed_epoch) {
+            EXPECT_EQ(d.closed_seq, row.closed_seq);
+        }
     }
 }
 
