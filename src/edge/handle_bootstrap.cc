@@ -55,8 +55,7 @@ boost::asio::awaitable<void> handle_bootstrap(exchange& ex) {
                                   "Stream-Incarnation does not match the stream");
     }
     if (view.refusal) {
-        response res = ex.make_error(*view.refusal);
-        if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
+        response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);
         co_return;
     }

@@ -19,8 +19,7 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
     lookup.if_incarnation = *incarnation;
     const service::stream_view view = co_await ex.service().read(lookup);
     if (view.refusal) {
-        response res = ex.make_error(*view.refusal);
-        if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
+        response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);
         co_return;
     }

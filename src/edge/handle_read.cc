@@ -8,12 +8,6 @@ namespace {
 
 using protocol::error_code;
 
-response render_read_refusal(const exchange& ex, const service::stream_view& view) {
-    response res = ex.make_error(*view.refusal);
-    // extensions 2.4: 410 and 416 of a read name the stream that answered.
-    if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
-    return res;
-}
 
 // ETag over the stream incarnation and the range; it varies with closure
 // (base protocol 10.1).
@@ -69,7 +63,7 @@ boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, servi
             ex, again, protocol::read_start{protocol::read_start::kind::position, waited_at});
         view = co_await ex.service().read(next);
         if (view.refusal) {
-            response res = render_read_refusal(ex, view);
+            response res = render_read_refusal(ex, *view.refusal, view.incarnation);
             co_await ex.send(res);
             co_return;
         }
@@ -102,7 +96,7 @@ boost::asio::awaitable<void> handle_read(exchange& ex) {
     const service::read_request first = make_read_request(ex, *params, params->start);
     service::stream_view view = co_await ex.service().read(first);
     if (view.refusal) {
-        response res = render_read_refusal(ex, view);
+        response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);
         co_return;
     }

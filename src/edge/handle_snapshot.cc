@@ -127,8 +127,7 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
     // Metadata first: 404 and 410 come before 416, then 412, then 304.
     service::snapshot_view meta = co_await ex.service().read_snapshot(ex.target().key, offset, 0, 0);
     if (meta.refusal) {
-        response res = ex.make_error(*meta.refusal);
-        if (meta.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
+        response res = render_read_refusal(ex, *meta.refusal, meta.incarnation);
         co_await ex.send(res);
         co_return;
     }

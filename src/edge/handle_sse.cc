@@ -1,6 +1,7 @@
 #include "edge/handlers.h"
 #include "edge/headers.h"
 #include "edge/read_common.h"
+#include "edge/write_answer.h"
 #include "protocol/content_type.h"
 #include "protocol/sse.h"
 
@@ -62,8 +63,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
     const service::read_request initial = make_read_request(ex, *params, params->start);
     service::stream_view view = co_await ex.service().read(initial);
     if (view.refusal) {
-        response res = ex.make_error(*view.refusal);
-        if (view.incarnation != 0) res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
+        response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);
         co_return;
     }

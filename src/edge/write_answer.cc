@@ -25,6 +25,12 @@ void add_closure(response& res, const state::apply_result& r) {
     set_header(res, hdr::producer_closed_seq, std::to_string(r.closed_seq));
 }
 
+response render_read_refusal(const exchange& ex, const error& e, std::uint64_t incarnation) {
+    response res = ex.make_error(e);
+    if (incarnation != 0) set_header(res, hdr::stream_incarnation, std::to_string(incarnation));
+    return res;
+}
+
 response render_refusal(const exchange& ex, const state::apply_result& r) {
     response res = ex.make_error(*r.refusal);
     if (r.incarnation) set_header(res, hdr::stream_incarnation, std::to_string(*r.incarnation));

@@ -17,4 +17,8 @@ response render_append_answer(const exchange& ex, const state::apply_result& r, 
 
 void set_offset_header(response& res, std::string_view name, std::uint64_t offset);
 
+// A read's refusal; it names the stream that answered (extensions 2.4: 410,
+// 416 and snapshot 404 carry Stream-Incarnation). `incarnation` 0: no stream.
+response render_read_refusal(const exchange& ex, const error& e, std::uint64_t incarnation);
+
 }  // namespace dstream::edge
