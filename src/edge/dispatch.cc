@@ -124,6 +124,8 @@ boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request&
             co_await dispatch_subresource(ex);
             co_return ex.closing();
         case route::kind::operator_path:
+            co_await handle_operator(ex);
+            co_return ex.closing();
         case route::kind::none:
             co_await answer_error(ex, error_code::not_found, "no such route");
             co_return ex.closing();
