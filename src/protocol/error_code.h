@@ -7,6 +7,8 @@
 namespace dstream::protocol {
 
 // X(enumerator, "WIRE_CODE", http_status, proves_refusal)
+// Add new codes at the end only: the command codec stores an enumerator's
+// number (a write's content fault), so the numbers never change.
 #define DSTREAM_ERROR_CODES(X)                                             \
     X(invalid_request, "INVALID_REQUEST", 400, true)                       \
     X(invalid_header, "INVALID_HEADER", 400, true)                         \
@@ -61,7 +63,9 @@ namespace dstream::protocol {
     X(live_read_backpressure, "LIVE_READ_BACKPRESSURE", 503, false)        \
     X(apply_stopped, "APPLY_STOPPED", 503, true)                           \
     X(outcome_unknown, "OUTCOME_UNKNOWN", 503, false)                     \
-    X(json_boundary_unverified, "JSON_BOUNDARY_UNVERIFIED", 503, true)
+    X(json_boundary_unverified, "JSON_BOUNDARY_UNVERIFIED", 503, true)    \
+    /* base protocol 4.2: a deleted stream kept for its forks (a code of ours) */ \
+    X(stream_soft_deleted, "STREAM_SOFT_DELETED", 409, true)
 
 enum class error_code : std::uint8_t {
 #define DSTREAM_X(name, wire, status, refusal) name,

@@ -33,6 +33,20 @@ result<std::uint64_t> parse_offset(std::string_view text) {
     return value;
 }
 
+result<std::uint64_t> parse_fork_offset(std::string_view text) {
+    constexpr std::size_t field = 16;
+    if (text.size() == 2 * field + 1 && text[field] == '_') {
+        const auto digits = [](std::string_view t) {
+            return t.find_first_not_of("0123456789") == std::string_view::npos;
+        };
+        const std::string_view sequence = text.substr(0, field);
+        const std::string_view position = text.substr(field + 1);
+        if (digits(sequence) && digits(position))
+            return parse_offset(std::string(4, '0') + std::string(position));
+    }
+    return parse_offset(text);
+}
+
 result<read_start> parse_read_start(std::string_view text) {
     if (text == "-1") return read_start{read_start::kind::beginning, 0};
     if (text == "now") return read_start{read_start::kind::now, 0};

@@ -21,6 +21,12 @@ void format_offset_to(std::uint64_t position, char* out);
 // Parses a 20-digit wire offset; no sentinels.
 result<std::uint64_t> parse_offset(std::string_view text);
 
+// Parses a Stream-Fork-Offset: the 20-digit form, or the Node reference
+// server's form "RRRRRRRRRRRRRRRR_BBBBBBBBBBBBBBBB" (16 digits, '_', 16
+// digits), whose second field is a byte position, read as ours. Clients and
+// the upstream conformance suite spell the start of a stream that way.
+result<std::uint64_t> parse_fork_offset(std::string_view text);
+
 // A read's starting point: the stream's first byte, its tail, or a position.
 struct read_start {
     enum class kind { beginning, now, position } where = kind::beginning;

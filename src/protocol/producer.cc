@@ -1,9 +1,13 @@
 #include "protocol/producer.h"
 
+#include "protocol/decimal.h"
+
 namespace dstream::protocol {
 namespace {
 
-producer_decision verdict(producer_verdict v) { return producer_decision{v, 0, 0, std::nullopt, 0}; }
+producer_decision verdict(producer_verdict v) {
+    return producer_decision{v, 0, 0, std::nullopt, 0};
+}
 
 }  // namespace
 
@@ -11,9 +15,9 @@ producer_decision evaluate_producer(const producer_record* record,
                                     std::optional<std::uint64_t> floor, const producer_write& w) {
     // extensions 5.4: the floor binds writes that carry Stream-Incarnation.
     if (w.with_incarnation && floor) {
-        const bool forgotten = record == nullptr ? w.epoch <= *floor
-                                                 : !record->above_floor &&
-                                                       !(w.seq == 0 && w.epoch > *floor);
+        const bool forgotten = record == nullptr
+                                   ? w.epoch <= *floor
+                                   : !record->above_floor && !(w.seq == 0 && w.epoch > *floor);
         if (forgotten) {
             producer_decision d = verdict(producer_verdict::producer_expired);
             d.answer_epoch = *floor;
@@ -105,8 +109,8 @@ producer_record record_applied(const producer_record* record, std::optional<std:
             next.closed_epoch.reset();
             next.closed_seq = 0;
         }
-        next.above_floor = record == nullptr ? (!floor || w.epoch > *floor)
-                                             : (record->above_floor || lifts_floor);
+        next.above_floor =
+            record == nullptr ? (!floor || w.epoch > *floor) : (record->above_floor || lifts_floor);
         next.epoch = w.epoch;
         next.claim_identity = w.identity;
         next.closed_by_history = false;
@@ -125,14 +129,9 @@ result<std::uint64_t> parse_producer_number(std::string_view text) {
         return make_error(error_code::invalid_producer,
                           "Producer-Epoch and Producer-Seq must be integers from 0 to 2^53-1");
     };
-    if (text.empty() || text.size() > 16 || (text.size() > 1 && text[0] == '0')) return bad();
-    std::uint64_t value = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') return bad();
-        value = value * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    if (value > max_producer_number) return bad();
-    return value;
+    const auto value = parse_canonical_decimal(text, max_producer_number);
+    if (!value) return bad();
+    return *value;
 }
 
 result<body_digest> parse_body_digest(std::string_view text) {

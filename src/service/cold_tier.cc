@@ -30,8 +30,9 @@ std::string chunk_object_key(std::string_view stream_key, std::uint64_t incarnat
                              std::uint64_t start, std::uint64_t end) {
     // FNV-1a of the key spreads streams over directories; the incarnation
     // keeps a recreated stream's chunks apart.
-    return std::string(chunk_key_prefix) + stream_directory(stream_key) + "/" + std::to_string(incarnation) + "/" +
-           protocol::format_offset(start) + "-" + protocol::format_offset(end);
+    return std::string(chunk_key_prefix) + stream_directory(stream_key) + "/" +
+           std::to_string(incarnation) + "/" + protocol::format_offset(start) + "-" +
+           protocol::format_offset(end);
 }
 
 }  // namespace dstream::service

@@ -2,10 +2,11 @@
 // What a group needs to move committed bytes to the cold tier and read them
 // back: the object store, the chunk cache, an executor for blocking I/O, and
 // the bounds that keep memory independent of the data held.
-#include <utility>
-#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
+
+#include <boost/asio/any_io_executor.hpp>
 
 #include "log/checkpoint_files.h"
 #include "storage/chunk_cache.h"

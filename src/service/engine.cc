@@ -27,8 +27,8 @@ void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
         if (!object) {
             auto loaded = std::make_shared<std::string>();
             if (!cold.store->get(piece.object_key, 0, piece.object_size, *loaded)) {
-                plan.view.refusal = make_error(protocol::error_code::cold_store_failed,
-                                               "the cold store failed");
+                plan.view.refusal =
+                    make_error(protocol::error_code::cold_store_failed, "the cold store failed");
                 plan.view.data.clear();
                 return;
             }
@@ -41,19 +41,20 @@ void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
     plan.view.data = std::move(slices);
 }
 
-void post_read(group& g, read_request request,
-               std::shared_ptr<runtime::async_slot<stream_view>> slot) {
-    asio::post(g.strand(), [&g, request = std::move(request), slot = std::move(slot)] {
-        read_plan plan = g.read(request);
-        if (plan.cold.empty()) {
-            slot->deliver(std::move(plan.view));
-            return;
-        }
-        asio::post(g.cold().io, [cold = g.cold(), plan = std::move(plan), slot]() mutable {
-            load_cold_pieces(cold, plan);
-            slot->deliver(std::move(plan.view));
+void post_read(group& g, read_request request, std::optional<std::uint64_t> as_source_of,
+               std::shared_ptr<runtime::async_slot<read_plan>> slot) {
+    asio::post(
+        g.strand(), [&g, request = std::move(request), as_source_of, slot = std::move(slot)] {
+            read_plan plan = g.read(request, as_source_of);
+            if (plan.cold.empty()) {
+                slot->deliver(std::move(plan));
+                return;
+            }
+            asio::post(g.cold().io, [cold = g.cold(), plan = std::move(plan), slot]() mutable {
+                load_cold_pieces(cold, plan);
+                slot->deliver(std::move(plan));
+            });
         });
-    });
 }
 
 // A JSON stream rendered as a JSON array must end on a message boundary (the
@@ -79,10 +80,10 @@ bool trim_to_whole_messages(stream_view& view) {
 
 void post_watch(group& g, std::string key, std::uint64_t incarnation, std::uint64_t offset,
                 std::shared_ptr<runtime::wake_signal> signal) {
-    asio::post(g.strand(), [&g, key = std::move(key), incarnation, offset,
-                            signal = std::move(signal)] {
-        if (!g.watch(key, incarnation, offset, signal)) signal->fire();
-    });
+    asio::post(g.strand(),
+               [&g, key = std::move(key), incarnation, offset, signal = std::move(signal)] {
+                   if (!g.watch(key, incarnation, offset, signal)) signal->fire();
+               });
 }
 
 }  // namespace
@@ -93,6 +94,23 @@ engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& c
     for (std::size_t i = 0; i < group_count; ++i) {
         _groups.push_back(std::make_unique<group>(static_cast<std::uint32_t>(i),
                                                   asio::make_strand(io), cold, checkpoints));
+        _groups.back()->set_forwarder(
+            [this](state::command_body body) { forward(std::move(body)); });
+    }
+}
+
+void engine::forward(state::command_body body) {
+    const std::string* key = state::command_key(body);
+    group& g = group_for(key ? std::string_view(*key) : std::string_view());
+    asio::post(g.strand(),
+               [&g, body = std::move(body)]() mutable { g.propose(std::move(body), {}); });
+}
+
+void engine::drop_dangling_fork_references() {
+    for (const auto& g : _groups) {
+        for (auto& held : g->fork_references()) {
+            if (!group_for(held.fork_key).holds_fork(held)) forward(std::move(held.drop));
+        }
     }
 }
 
@@ -135,8 +153,8 @@ std::unordered_set<std::string> engine::referenced_object_keys() const {
 
 void engine::replay(std::size_t group, std::uint64_t index, std::string_view record) {
     if (group >= _groups.size()) {
-        throw std::runtime_error("the log holds group " + std::to_string(group) + " but the node runs " +
-                                 std::to_string(_groups.size()) +
+        throw std::runtime_error("the log holds group " + std::to_string(group) +
+                                 " but the node runs " + std::to_string(_groups.size()) +
                                  " groups: start it with the --groups it was created with");
     }
     _groups[group]->replay(index, record);
@@ -151,6 +169,7 @@ void engine::attach_logs(const log_factory& make_log) {
 engine::~engine() = default;
 
 void engine::start() {
+    drop_dangling_fork_references();  // before any strand runs: nothing else reads the states
     for (auto& g : _groups) {
         asio::post(g->strand(), [g = g.get()] { g->start(); });
     }
@@ -164,16 +183,53 @@ asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
     auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
         co_await asio::this_coro::executor);
     const std::string* key = state::command_key(body);
-    group& g = group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
+    group& g =
+        group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
     post_proposal(g, std::move(body), slot);
     co_return co_await slot->take();
 }
 
+asio::awaitable<read_plan> engine::read_group(const read_request& request,
+                                              std::optional<std::uint64_t> as_source_of) {
+    auto slot =
+        std::make_shared<runtime::async_slot<read_plan>>(co_await asio::this_coro::executor);
+    post_read(group_for(request.key), request, as_source_of, slot);
+    co_return co_await slot->take();
+}
+
+asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
+                                                   std::optional<std::uint64_t> as_source_of) {
+    read_plan plan = co_await read_group(request, as_source_of);
+    if (!plan.inherited || plan.view.refusal) co_return std::move(plan.view);
+    // The bytes below the fork point are the source's, as they were: read
+    // them from its group (cross-group by message), and put them in front.
+    read_request below;
+    below.key = plan.inherited->source_key;
+    below.start = protocol::read_start{protocol::read_start::kind::position, plan.inherited->start};
+    below.max_bytes = plan.inherited->end - plan.inherited->start;
+    below.renews_ttl = false;
+    const std::optional<std::uint64_t> source = plan.inherited->source_incarnation;
+    stream_view inherited = co_await read_stitched(below, source);
+    stream_view& view = plan.view;
+    if (inherited.refusal) {
+        view.refusal = make_error(protocol::error_code::stream_gone,
+                                  "bytes this fork inherits are no longer retained by its source");
+        view.data.clear();
+        co_return std::move(view);
+    }
+    if (inherited.next < plan.inherited->end) {
+        view.data = std::move(inherited.data);
+        view.next = inherited.next;
+    } else {
+        inherited.data.insert(inherited.data.end(), view.data.begin(), view.data.end());
+        view.data = std::move(inherited.data);
+    }
+    co_return std::move(view);
+}
+
 asio::awaitable<stream_view> engine::read(const read_request& request) {
-    const auto executor = co_await asio::this_coro::executor;
-    auto slot = std::make_shared<runtime::async_slot<stream_view>>(executor);
-    post_read(group_for(request.key), request, slot);
-    stream_view view = co_await slot->take();
+    const std::optional<std::uint64_t> own;
+    stream_view view = co_await read_stitched(request, own);
     if (!request.whole_messages || !view.json || view.refusal || view.next == view.tail ||
         view.data.empty() || trim_to_whole_messages(view)) {
         co_return view;
@@ -182,9 +238,7 @@ asio::awaitable<stream_view> engine::read(const read_request& request) {
     // most one request body).
     read_request longer = request;
     longer.max_bytes = request.max_bytes + (std::uint64_t{32} << 20);
-    auto again = std::make_shared<runtime::async_slot<stream_view>>(executor);
-    post_read(group_for(request.key), longer, again);
-    view = co_await again->take();
+    view = co_await read_stitched(longer, own);
     if (!view.refusal && view.next < view.tail) trim_to_whole_messages(view);
     co_return view;
 }
@@ -216,7 +270,8 @@ void load_object_range(const cold_tier& cold, const std::string& object_key, std
 
 asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std::uint64_t offset,
                                                      std::uint64_t first, std::uint64_t length) {
-    auto slot = std::make_shared<runtime::async_slot<snapshot_view>>(co_await asio::this_coro::executor);
+    auto slot =
+        std::make_shared<runtime::async_slot<snapshot_view>>(co_await asio::this_coro::executor);
     group& g = group_for(key);
     asio::post(g.strand(), [&g, key, offset, first, length, slot] {
         std::string object_key;
@@ -225,16 +280,19 @@ asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std
             slot->deliver(std::move(view));
             return;
         }
-        asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view), slot]() mutable {
-            load_object_range(cold, object_key, view.first, view.length, view);
-            slot->deliver(std::move(view));
-        });
+        asio::post(g.cold().io,
+                   [cold = g.cold(), object_key, view = std::move(view), slot]() mutable {
+                       load_object_range(cold, object_key, view.first, view.length, view);
+                       slot->deliver(std::move(view));
+                   });
     });
     co_return co_await slot->take();
 }
 
-asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key, std::uint64_t max_update_bytes) {
-    auto slot = std::make_shared<runtime::async_slot<bootstrap_view>>(co_await asio::this_coro::executor);
+asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
+                                                  std::uint64_t max_update_bytes) {
+    auto slot =
+        std::make_shared<runtime::async_slot<bootstrap_view>>(co_await asio::this_coro::executor);
     group& g = group_for(key);
     asio::post(g.strand(), [&g, key, max_update_bytes, slot] {
         std::string object_key;
@@ -243,11 +301,12 @@ asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key, std::u
             slot->deliver(std::move(view));
             return;
         }
-        asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view), slot]() mutable {
-            load_object_range(cold, object_key, 0, view.snapshot.size, view.snapshot);
-            if (view.snapshot.refusal) view.refusal = view.snapshot.refusal;
-            slot->deliver(std::move(view));
-        });
+        asio::post(g.cold().io,
+                   [cold = g.cold(), object_key, view = std::move(view), slot]() mutable {
+                       load_object_range(cold, object_key, 0, view.snapshot.size, view.snapshot);
+                       if (view.snapshot.refusal) view.refusal = view.snapshot.refusal;
+                       slot->deliver(std::move(view));
+                   });
     });
     co_return co_await slot->take();
 }
@@ -255,7 +314,8 @@ asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key, std::u
 asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarnation,
                                    std::uint64_t offset,
                                    std::chrono::steady_clock::time_point deadline) {
-    auto signal = std::make_shared<runtime::wake_signal>(co_await asio::this_coro::executor, deadline);
+    auto signal =
+        std::make_shared<runtime::wake_signal>(co_await asio::this_coro::executor, deadline);
     post_watch(group_for(key), key, incarnation, offset, signal);
     co_await signal->wait();
 }

@@ -1,22 +1,21 @@
 #pragma once
 // The stream engine of one node: G groups, each a state machine fed by its
 // own command log and run on its own strand. Streams hash to groups.
-#include <utility>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/strand.hpp>
 #include <functional>
 #include <memory>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
-#include <unordered_set>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 
 #include "log/command_log.h"
 #include "service/cold_tier.h"
+#include "service/group.h"
 #include "service/stream_service.h"
 
 namespace dstream::service {
-
-class group;
 
 // Makes the command log of group `index` on its strand.
 using log_factory = std::function<std::unique_ptr<log::command_log>(
@@ -46,11 +45,13 @@ public:
     std::unordered_set<std::string> referenced_object_keys() const;
 
     boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;
+    boost::asio::awaitable<state::apply_result> create_fork(state::create_stream& create,
+                                                            const fork_request& fork) override;
     boost::asio::awaitable<stream_view> read(const read_request& request) override;
     boost::asio::awaitable<std::optional<state::apply_result>> answer_before_body(
         const state::append& headers) override;
-    boost::asio::awaitable<snapshot_view> read_snapshot(const std::string& key, std::uint64_t offset,
-                                                        std::uint64_t first,
+    boost::asio::awaitable<snapshot_view> read_snapshot(const std::string& key,
+                                                        std::uint64_t offset, std::uint64_t first,
                                                         std::uint64_t length) override;
     boost::asio::awaitable<bootstrap_view> bootstrap(const std::string& key,
                                                      std::uint64_t max_update_bytes) override;
@@ -60,6 +61,21 @@ public:
 
 private:
     group& group_for(std::string_view key);
+    // Proposes `body` to its group without waiting for the answer.
+    void forward(state::command_body body);
+    // One group's read, its cold pieces loaded; `as_source_of` as in group::read.
+    boost::asio::awaitable<read_plan> read_group(const read_request& request,
+                                                 std::optional<std::uint64_t> as_source_of);
+    // A read with a fork's inherited bytes read from its source, recursively.
+    boost::asio::awaitable<stream_view> read_stitched(const read_request& request,
+                                                      std::optional<std::uint64_t> as_source_of);
+    boost::asio::awaitable<result<fork_source_view>> fork_source(const std::string& key);
+    // The fork point `sub_offset` messages (JSON) or bytes past `offset`.
+    boost::asio::awaitable<result<std::uint64_t>> resolve_sub_offset(
+        const fork_request& fork, const fork_source_view& source);
+    // Drops every fork reference whose fork does not exist (a crash between
+    // the reference and the fork's creation or removal); before serving.
+    void drop_dangling_fork_references();
 
     std::vector<std::unique_ptr<group>> _groups;
 };

@@ -27,7 +27,11 @@ void group::restore(state::group_state state, std::uint64_t index) {
     _state = std::move(state);
     _applied_index = _checkpoint_index = index;
     _hot_bytes = 0;
-    _state.for_each_stream([&](const std::string&, const state::stream& s) { _hot_bytes += s.hot_bytes_held(); });
+    const auto count = [&](const std::string&, const state::stream& s) {
+        _hot_bytes += s.hot_bytes_held();
+    };
+    _state.for_each_stream(count);
+    _state.for_each_retired_stream(count);
 }
 
 void group::replay(std::uint64_t index, std::string_view record) {
@@ -100,9 +104,11 @@ void group::propose(state::command_body body, write_done done) {
         // Two steps, like a chunk: the object first, then the command that
         // references it; a crash between them leaves an orphan for the sweep.
         const state::stream* s = _state.find(publish->key);
-        publish->object_key = snapshot_object_key(publish->key, s ? s->incarnation : 0, publish->offset,
-                                                  protocol::to_hex(publish->digest));
-        auto job = std::make_shared<std::pair<state::command_body, write_done>>(std::move(body), std::move(done));
+        publish->object_key =
+            snapshot_object_key(publish->key, s ? s->incarnation : 0, publish->offset,
+                                protocol::to_hex(publish->digest));
+        auto job = std::make_shared<std::pair<state::command_body, write_done>>(std::move(body),
+                                                                                std::move(done));
         boost::asio::post(_cold.io, [this, job] {
             auto& p = std::get<state::publish_snapshot>(job->first);
             const status written = _cold.store->put(p.object_key, p.body);
@@ -147,6 +153,11 @@ void group::on_durable(std::uint64_t index, const status& st) {
         if (const std::string* key = state::command_key(entry.cmd.body); key && r.wakes_readers) {
             wake_readers(*key);
         }
+        if (r.released && _forward) {
+            // Cross-group by message: the source's group drops the reference.
+            _forward(state::drop_fork_ref{r.released->source_key, r.released->source_incarnation,
+                                          r.released->reference});
+        }
         if (entry.done) entry.done(std::move(r));
     }
     relieve_memory_pressure();
@@ -154,7 +165,8 @@ void group::on_durable(std::uint64_t index, const status& st) {
 }
 
 void group::maybe_checkpoint(bool idle) {
-    if (_checkpoints.files == nullptr || _checkpointing || _applied_index == _checkpoint_index) return;
+    if (_checkpoints.files == nullptr || _checkpointing || _applied_index == _checkpoint_index)
+        return;
     // Checkpoint after enough log, or on an idle sweep so restarts stay fast.
     if (!idle && _logged_since_checkpoint < _checkpoints.every_bytes) return;
     _checkpointing = true;
@@ -176,14 +188,15 @@ state::apply_result group::apply_and_follow(const state::command& cmd, std::uint
     const std::string* key = state::command_key(cmd.body);
     std::uint64_t held_before = 0;
     if (key != nullptr) {
-        if (const state::stream* s = _state.find(*key)) held_before = s->hot_bytes_held();
+        if (const state::stream* s = _state.find_any(*key)) held_before = s->hot_bytes_held();
     }
     state::apply_result r = _state.apply(cmd, index);
     _applied_index = index;
     if (key == nullptr) return r;
 
+    const state::stream* held = _state.find_any(*key);
+    _hot_bytes = _hot_bytes - held_before + (held ? held->hot_bytes_held() : 0);
     const state::stream* s = _state.find(*key);
-    _hot_bytes = _hot_bytes - held_before + (s ? s->hot_bytes_held() : 0);
     if (s == nullptr) {
         _last_read_ms.erase(*key);
         _expiring.erase(*key);
@@ -234,8 +247,12 @@ void group::start_flush(const std::string& key, const state::stream& s, std::uin
     std::vector<storage::byte_slice> slices;
     s.bytes.read(start, end - start, slices);
     _flushing.insert(key);
-    flush_chunk_job job{key, s.incarnation, start, end,
-                        chunk_object_key(key, s.incarnation, start, end), std::move(slices)};
+    flush_chunk_job job{key,
+                        s.incarnation,
+                        start,
+                        end,
+                        chunk_object_key(key, s.incarnation, start, end),
+                        std::move(slices)};
     boost::asio::post(_cold.io, [this, job = std::move(job)]() mutable {
         std::string bytes;
         bytes.reserve(job.end - job.start);
@@ -251,24 +268,70 @@ void group::start_flush(const std::string& key, const state::stream& s, std::uin
 void group::finish_flush(flush_chunk_job job, const status& written) {
     if (!written) {
         _flushing.erase(job.key);
-        spdlog::error("chunk flush of a stream failed; its bytes stay in memory and the flush is retried");
+        spdlog::error(
+            "chunk flush of a stream failed; its bytes stay in memory and the flush is retried");
         return;
     }
     state::flush_chunk cmd{job.key, job.incarnation, job.start, job.end, job.object_key};
-    propose(std::move(cmd), [this, key = job.key, object_key = job.object_key](state::apply_result r) {
-        _flushing.erase(key);
-        if (r.refusal) {
-            // The stream changed under the flush (deleted, recreated): the object is garbage.
-            boost::asio::post(_cold.io, [store = _cold.store, object_key] { (void)store->remove(object_key); });
-        }
-    });
+    propose(std::move(cmd),
+            [this, key = job.key, object_key = job.object_key](state::apply_result r) {
+                _flushing.erase(key);
+                if (r.refusal) {
+                    // The stream changed under the flush (deleted, recreated): the object is
+                    // garbage.
+                    boost::asio::post(_cold.io, [store = _cold.store, object_key] {
+                        (void)store->remove(object_key);
+                    });
+                }
+            });
 }
 
 void group::collect_object_keys(std::unordered_set<std::string>& out) const {
-    _state.for_each_stream([&](const std::string&, const state::stream& s) {
+    const auto collect = [&](const std::string&, const state::stream& s) {
         for (const auto& c : s.chunks) out.insert(c.object_key);
         if (s.snapshot && !s.snapshot->object_key.empty()) out.insert(s.snapshot->object_key);
-    });
+    };
+    _state.for_each_stream(collect);
+    _state.for_each_retired_stream(collect);
+}
+
+std::vector<fork_reference> group::fork_references() const {
+    std::vector<fork_reference> out;
+    const auto collect = [&](const std::string& key, const state::stream& s) {
+        for (const auto& [reference, fork] : s.forks) {
+            out.push_back(
+                fork_reference{fork, state::drop_fork_ref{key, s.incarnation, reference}});
+        }
+    };
+    _state.for_each_stream(collect);
+    _state.for_each_retired_stream(collect);
+    return out;
+}
+
+bool group::holds_fork(const fork_reference& held) const {
+    const state::stream* fork = _state.find_any(held.fork_key);
+    return fork != nullptr && fork->origin && fork->origin->source_key == held.drop.key &&
+           fork->origin->source_incarnation == held.drop.incarnation &&
+           fork->origin->reference == held.drop.reference;
+}
+
+error group::missing(const std::string& key) const {
+    if (_state.retired(key)) {
+        return make_error(error_code::stream_gone,
+                          "the stream was deleted; its forks still read it");
+    }
+    return make_error(error_code::stream_not_found, "stream not found");
+}
+
+result<fork_source_view> group::fork_source(const std::string& key) {
+    const state::stream* s = live_stream(key, runtime::now_unix_ms());
+    if (s == nullptr) {
+        if (_state.retired(key)) {
+            return make_error(error_code::stream_soft_deleted, "the fork's source was deleted");
+        }
+        return make_error(error_code::stream_not_found, "the fork's source does not exist");
+    }
+    return fork_source_view{s->incarnation, s->content_type, s->json, s->expiry, s->tail()};
 }
 
 void group::wake_readers(const std::string& key) {
@@ -297,18 +360,20 @@ storage::byte_slice owned_slice(std::string bytes) {
 
 }  // namespace
 
-snapshot_view group::read_snapshot(const std::string& key, std::uint64_t offset, std::uint64_t first,
-                                   std::uint64_t length, std::string& object_key) {
+snapshot_view group::read_snapshot(const std::string& key, std::uint64_t offset,
+                                   std::uint64_t first, std::uint64_t length,
+                                   std::string& object_key) {
     snapshot_view view;
     const state::stream* s = live_stream(key, runtime::now_unix_ms());
     if (s == nullptr) {
-        view.refusal = make_error(error_code::stream_not_found, "stream not found");
+        view.refusal = missing(key);
         return view;
     }
     view.incarnation = s->incarnation;
     view.tail = s->tail();
     if (!s->snapshot || s->snapshot->offset != offset) {
-        view.refusal = make_error(error_code::snapshot_not_found, "no latest snapshot at this offset");
+        view.refusal =
+            make_error(error_code::snapshot_not_found, "no latest snapshot at this offset");
         return view;
     }
     const state::snapshot_ref& snap = *s->snapshot;
@@ -332,7 +397,7 @@ bootstrap_view group::bootstrap(const std::string& key, std::uint64_t max_update
     bootstrap_view view;
     const state::stream* s = live_stream(key, runtime::now_unix_ms());
     if (s == nullptr) {
-        view.refusal = make_error(error_code::stream_not_found, "stream not found");
+        view.refusal = missing(key);
         return view;
     }
     view.incarnation = s->incarnation;
@@ -343,7 +408,8 @@ bootstrap_view group::bootstrap(const std::string& key, std::uint64_t max_update
     if (s->snapshot) {
         view.has_snapshot = true;
         view.start = s->snapshot->offset;
-        view.snapshot = read_snapshot(key, s->snapshot->offset, 0, s->snapshot->size, snapshot_object_key);
+        view.snapshot =
+            read_snapshot(key, s->snapshot->offset, 0, s->snapshot->size, snapshot_object_key);
     }
     view.next = view.start;
     // Updates come only from the hot tail (extensions 3.2 note): otherwise the
@@ -382,13 +448,18 @@ bool group::watch(const std::string& key, std::uint64_t incarnation, std::uint64
     return true;
 }
 
-read_plan group::read(const read_request& request) {
+read_plan group::read(const read_request& request, std::optional<std::uint64_t> as_source_of) {
     read_plan plan;
     stream_view& view = plan.view;
     const auto now = runtime::now_unix_ms();
-    const state::stream* s = live_stream(request.key, now);
+    const state::stream* s = as_source_of ? _state.find_source(request.key, *as_source_of)
+                                          : live_stream(request.key, now);
     if (s == nullptr) {
-        view.refusal = make_error(error_code::stream_not_found, "stream not found");
+        // A fork's source is kept while the fork exists; only retention can
+        // have dropped the bytes it inherits.
+        view.refusal = as_source_of
+                           ? make_error(error_code::stream_gone, "the inherited bytes are gone")
+                           : missing(request.key);
         return plan;
     }
     view.incarnation = s->incarnation;
@@ -405,7 +476,7 @@ read_plan group::read(const read_request& request) {
         view.snapshot_digest = protocol::to_hex(s->snapshot->digest);
     }
 
-    std::uint64_t start = s->first_offset();
+    std::uint64_t start = s->retained;
     switch (request.start.where) {
         case protocol::read_start::kind::beginning:
             // A read of the whole history cannot be served once retention
@@ -421,7 +492,7 @@ read_plan group::read(const read_request& request) {
             break;
         case protocol::read_start::kind::position:
             start = request.start.position;
-            if (start < s->first_offset()) {
+            if (start < s->retained) {
                 view.refusal = make_error(error_code::stream_gone,
                                           "offset is below the earliest retained offset");
                 return plan;
@@ -438,7 +509,7 @@ read_plan group::read(const read_request& request) {
                                   "Stream-Incarnation does not match the stream");
         return plan;
     }
-    if (request.renews_ttl) _last_read_ms[request.key] = now;
+    if (request.renews_ttl && !as_source_of) _last_read_ms[request.key] = now;
 
     view.start = start;
     view.next = start;
@@ -446,10 +517,17 @@ read_plan group::read(const read_request& request) {
 
     const std::uint64_t end = std::min(s->tail(), start + request.max_bytes);
     std::uint64_t at = start;
+    if (at < s->own_start()) {
+        // A fork's bytes below its fork point are its source's: no copy.
+        at = std::min(end, s->own_start());
+        plan.inherited =
+            inherited_range{s->origin->source_key, s->origin->source_incarnation, start, at};
+    }
     // Below the hot tail the bytes are in chunks: plan them, load them off the strand.
-    if (at < s->bytes.begin_offset()) {
-        auto chunk = std::upper_bound(s->chunks.begin(), s->chunks.end(), at,
-                                      [](std::uint64_t o, const state::chunk_ref& c) { return o < c.start; });
+    if (at < end && at < s->bytes.begin_offset()) {
+        auto chunk = std::upper_bound(
+            s->chunks.begin(), s->chunks.end(), at,
+            [](std::uint64_t o, const state::chunk_ref& c) { return o < c.start; });
         --chunk;
         for (; at < end && at < s->bytes.begin_offset(); ++chunk) {
             const std::uint64_t stop = std::min({end, chunk->end, s->bytes.begin_offset()});

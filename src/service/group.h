@@ -2,14 +2,16 @@
 // One group on this node: its strand, state machine, command log, pending
 // proposals, live readers and cold-tier flushes. Every member function runs
 // on the strand.
-#include <utility>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 
 #include "base/unique_function.h"
 #include "log/command_log.h"
@@ -31,20 +33,54 @@ struct cold_piece {
     std::uint64_t length = 0;
 };
 
+// The part of a fork's read that lies below its fork point: the bytes
+// [start, end) of its source, read from the source's group (base protocol 4.2).
+struct inherited_range {
+    std::string source_key;
+    std::uint64_t source_incarnation = 0;
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+};
+
 // A read as the group can answer it on its strand: the view with its hot
-// slices, and the cold pieces that precede them, to be loaded off the strand.
+// slices, the cold pieces that precede them, to be loaded off the strand, and
+// for a fork the inherited bytes that precede both.
 struct read_plan {
     stream_view view;
     std::vector<cold_piece> cold;
+    std::optional<inherited_range> inherited;
 };
+
+// What a fork's creation needs to know of its source (base protocol 4.2).
+struct fork_source_view {
+    std::uint64_t incarnation = 0;
+    std::string content_type;
+    bool json = false;
+    protocol::expiry_config expiry;
+    std::uint64_t tail = 0;
+};
+
+// A source's reference to a fork, and the command that would drop it.
+struct fork_reference {
+    std::string fork_key;
+    state::drop_fork_ref drop;
+};
+
+// Hands a command to the group its key hashes to (the engine routes it).
+using command_forwarder = std::function<void(state::command_body)>;
 
 class group {
 public:
     group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints)
-        : _id(id), _strand(std::move(strand)), _cold(std::move(cold)),
-          _checkpoints(checkpoints), _sweep_timer(_strand) {}
+        : _id(id),
+          _strand(std::move(strand)),
+          _cold(std::move(cold)),
+          _checkpoints(checkpoints),
+          _sweep_timer(_strand) {}
 
     void attach_log(std::unique_ptr<log::command_log> log);
+    // Where commands for other groups go (a fork's release of its source).
+    void set_forwarder(command_forwarder forward) { _forward = std::move(forward); }
     const group_strand& strand() const { return _strand; }
     const cold_tier& cold() const { return _cold; }
 
@@ -56,7 +92,11 @@ public:
     void release_log() { _log->release(_checkpoint_index); }
     void start();
     void propose(state::command_body body, write_done done);
-    read_plan read(const read_request& request);
+    // `as_source_of` set: a read on behalf of a fork of the source of that
+    // incarnation, which may be retired and renews nothing.
+    read_plan read(const read_request& request,
+                   std::optional<std::uint64_t> as_source_of = std::nullopt);
+    result<fork_source_view> fork_source(const std::string& key);
     std::optional<state::apply_result> answer_before_body(const state::append& headers);
     // A snapshot read: the view, and the object holding the body when it is
     // cold (the engine loads [first, first + length) of it off the strand).
@@ -70,6 +110,12 @@ public:
                const std::shared_ptr<runtime::wake_signal>& signal);
     // The cold objects (chunks, snapshot bodies) every stream references.
     void collect_object_keys(std::unordered_set<std::string>& out) const;
+    // Every fork reference held by this group's streams, for the start-up
+    // check that each names a fork that still exists.
+    std::vector<fork_reference> fork_references() const;
+    // Whether the fork a reference names exists here (live or retired) and
+    // holds that reference.
+    bool holds_fork(const fork_reference& held) const;
 
 private:
     struct pending_entry {
@@ -84,6 +130,9 @@ private:
     // readers, flushes, garbage chunks) in step with the state.
     state::apply_result apply_and_follow(const state::command& cmd, std::uint64_t index);
     void wake_readers(const std::string& key);
+    // The refusal for a request on a stream that is not live (404, or 410
+    // when it is retired for its forks).
+    error missing(const std::string& key) const;
     // A stream whose lifetime ran out is absent to every request; its removal
     // is proposed once, as an expire_stream command.
     const state::stream* live_stream(const std::string& key, protocol::unix_ms now);
@@ -125,6 +174,7 @@ private:
     std::unordered_set<std::string> _flushing;
     std::uint64_t _hot_bytes = 0;  // bytes above the cold frontier, all streams
     boost::asio::steady_timer _sweep_timer;
+    command_forwarder _forward;
 };
 
 }  // namespace dstream::service

@@ -1,13 +1,14 @@
 #pragma once
 // The seam between the HTTP edge and the stream engine: the edge sees only
 // these protocol-level operations, never groups, logs or storage.
-#include <utility>
-#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <boost/asio/awaitable.hpp>
 
 #include "protocol/offset.h"
 #include "state/apply_result.h"
@@ -60,7 +61,7 @@ struct snapshot_view {
     std::string content_type;
     std::string digest;  // lowercase hex
     std::uint64_t size = 0;
-    std::uint64_t first = 0;   // the range of the body served, clamped to it
+    std::uint64_t first = 0;  // the range of the body served, clamped to it
     std::uint64_t length = 0;
     std::vector<storage::byte_slice> body;  // [first, first + length) of the body
 };
@@ -80,6 +81,15 @@ struct bootstrap_view {
     std::vector<storage::byte_slice> updates;  // [start, next)
 };
 
+// A create that forks (base protocol 4.2), as the request names it; the
+// engine resolves the fork point against the source.
+struct fork_request {
+    std::string source_key;
+    std::optional<std::uint64_t> offset;  // default: the source's tail
+    std::uint64_t sub_offset = 0;         // messages (JSON) or bytes past `offset`
+    bool content_type_given = false;      // otherwise the source's is taken
+};
+
 class stream_service {
 public:
     virtual ~stream_service() = default;
@@ -90,6 +100,11 @@ public:
     // Proposes a write (create, append, close, delete), taking `body` by
     // moving from it, and answers once it is durable and applied.
     virtual boost::asio::awaitable<state::apply_result> write(state::command_body& body) = 0;
+
+    // Creates the fork `create.key` of `fork`'s source; `create` carries the
+    // request's own settings (expiry, closure, initial body).
+    virtual boost::asio::awaitable<state::apply_result> create_fork(state::create_stream& create,
+                                                                    const fork_request& fork) = 0;
 
     virtual boost::asio::awaitable<stream_view> read(const read_request& request) = 0;
 

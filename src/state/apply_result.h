@@ -8,6 +8,7 @@
 
 #include "base/result.h"
 #include "protocol/expiry.h"
+#include "state/fork_origin.h"
 
 namespace dstream::state {
 
@@ -56,6 +57,11 @@ struct apply_result {
     // Cold-tier objects the command made garbage (chunks below retention,
     // a replaced snapshot, everything of a deleted stream).
     std::vector<std::string> garbage_objects;
+    // The fork the answering stream is (base protocol 4.2), when it is one.
+    std::optional<fork_origin> origin;
+    // The origin of a fork this command removed for good: its source's
+    // group must drop the reference.
+    std::optional<fork_origin> released;
     // Whether the tail moved or the stream closed, disappeared or was replaced:
     // live readers of the stream must look again.
     bool wakes_readers = false;

@@ -10,7 +10,9 @@
 namespace dstream::state {
 namespace {
 
-constexpr std::string_view checkpoint_magic = "DSTRCKP1";
+// Version 2 added forks and retired streams; version 1 files still load.
+constexpr std::string_view checkpoint_magic_v1 = "DSTRCKP1";
+constexpr std::string_view checkpoint_magic = "DSTRCKP2";
 
 storage::byte_slice own(std::string bytes) {
     auto owned = std::make_shared<std::string>(std::move(bytes));
@@ -42,11 +44,24 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
     head.put_u32(group);
     head.put_u64(index);
     head.put_u64(_history_id);
-    head.put_u64(_streams.size());
+    head.put_u64(_streams.size() + _retired.size());
     image.pieces.push_back(own(std::string(checkpoint_magic) + std::move(head).take()));
-    for (const auto& [key, s] : _streams) {
+    const auto capture = [&](const std::string& key, const stream* s, bool retired) {
         binary_writer w;
         w.put_string(key);
+        w.put_u8(retired ? 1 : 0);
+        w.put_u8(s->origin ? 1 : 0);
+        if (s->origin) {
+            w.put_string(s->origin->source_key);
+            w.put_u64(s->origin->source_incarnation);
+            w.put_u64(s->origin->offset);
+            w.put_u64(s->origin->reference);
+        }
+        w.put_u64(s->forks.size());
+        for (const auto& [reference, fork] : s->forks) {
+            w.put_u64(reference);
+            w.put_string(fork);
+        }
         w.put_string(s->content_type);
         put_optional(w, s->expiry.ttl_seconds);
         std::optional<std::uint64_t> expires;
@@ -98,7 +113,9 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
         w.put_u64(s->tail() - hot_start);
         image.pieces.push_back(own(std::move(w).take()));
         s->bytes.read(hot_start, s->tail() - hot_start, image.pieces);
-    }
+    };
+    for (const auto& [key, s] : _streams) capture(key, s.get(), false);
+    for (const auto& [key, s] : _retired) capture(key, s.get(), true);
     // The trailer's CRC is computed by the writer over every piece before it.
     return image;
 }
@@ -108,34 +125,56 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
     const auto bad = [](const char* what) {
         return make_error(protocol::error_code::internal, std::string("checkpoint ") + what);
     };
-    if (bytes.size() < checkpoint_magic.size() + 4 || bytes.substr(0, checkpoint_magic.size()) != checkpoint_magic) {
-        return bad("has a bad header");
-    }
+    if (bytes.size() < checkpoint_magic.size() + 4) return bad("has a bad header");
+    const std::string_view magic = bytes.substr(0, checkpoint_magic.size());
+    if (magic != checkpoint_magic && magic != checkpoint_magic_v1) return bad("has a bad header");
+    const bool v1 = magic == checkpoint_magic_v1;
     const std::string_view body = bytes.substr(0, bytes.size() - 4);
     binary_reader trailer(bytes.substr(bytes.size() - 4));
     std::uint32_t stored_crc = 0;
     trailer.get_u32(stored_crc);
-    const auto crc = static_cast<std::uint32_t>(
-        crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(body.data()),
-              static_cast<uInt>(body.size())));
+    const auto crc = static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
+                                                      reinterpret_cast<const Bytef*>(body.data()),
+                                                      static_cast<uInt>(body.size())));
     if (crc != stored_crc) return bad("fails its checksum");
 
     binary_reader r(body.substr(checkpoint_magic.size()));
     group_state state;
     std::uint64_t count = 0;
-    if (!r.get_u32(group) || !r.get_u64(index) || !r.get_u64(state._history_id) || !r.get_u64(count)) {
+    if (!r.get_u32(group) || !r.get_u64(index) || !r.get_u64(state._history_id) ||
+        !r.get_u64(count)) {
         return bad("is truncated");
     }
     for (std::uint64_t i = 0; i < count; ++i) {
         std::string key;
         auto s = std::make_unique<stream>();
         std::optional<std::uint64_t> expires;
-        std::uint64_t created = 0, last_write = 0, producers = 0, chunks = 0, hot_start = 0, hot_len = 0;
-        std::uint8_t closed = 0, has_seq = 0;
-        if (!r.get_string(key) || !r.get_string(s->content_type) ||
-            !get_optional(r, s->expiry.ttl_seconds) || !get_optional(r, expires) ||
-            !r.get_u64(s->incarnation) || !r.get_u64(created) || !r.get_u64(last_write) ||
-            !r.get_u8(closed) || !r.get_u8(has_seq)) {
+        std::uint64_t created = 0, last_write = 0, producers = 0, chunks = 0, hot_start = 0,
+                      hot_len = 0;
+        std::uint8_t closed = 0, has_seq = 0, retired = 0, forked = 0;
+        std::uint64_t forks = 0;
+        if (!r.get_string(key)) return bad("is truncated");
+        if (!v1) {
+            if (!r.get_u8(retired) || !r.get_u8(forked)) return bad("is truncated");
+            if (forked != 0) {
+                s->origin.emplace();
+                if (!r.get_string(s->origin->source_key) ||
+                    !r.get_u64(s->origin->source_incarnation) || !r.get_u64(s->origin->offset) ||
+                    !r.get_u64(s->origin->reference)) {
+                    return bad("is truncated");
+                }
+            }
+            if (!r.get_u64(forks)) return bad("is truncated");
+            for (std::uint64_t f = 0; f < forks; ++f) {
+                std::uint64_t reference = 0;
+                std::string fork;
+                if (!r.get_u64(reference) || !r.get_string(fork)) return bad("is truncated");
+                s->forks.emplace(reference, std::move(fork));
+            }
+        }
+        if (!r.get_string(s->content_type) || !get_optional(r, s->expiry.ttl_seconds) ||
+            !get_optional(r, expires) || !r.get_u64(s->incarnation) || !r.get_u64(created) ||
+            !r.get_u64(last_write) || !r.get_u8(closed) || !r.get_u8(has_seq)) {
             return bad("is truncated");
         }
         if (expires) s->expiry.expires_at = static_cast<protocol::unix_ms>(*expires);
@@ -154,11 +193,13 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
         }
         if (has_snapshot != 0) {
             snapshot_ref snap;
-            if (!r.get_u64(snap.offset) || !r.get_string(snap.content_type)) return bad("is truncated");
+            if (!r.get_u64(snap.offset) || !r.get_string(snap.content_type))
+                return bad("is truncated");
             for (auto& b : snap.digest) {
                 if (!r.get_u8(b)) return bad("is truncated");
             }
-            if (!r.get_u64(snap.size) || !r.get_string(snap.inline_body) || !r.get_string(snap.object_key)) {
+            if (!r.get_u64(snap.size) || !r.get_string(snap.inline_body) ||
+                !r.get_string(snap.object_key)) {
                 return bad("is truncated");
             }
             s->snapshot = std::move(snap);
@@ -199,7 +240,7 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
         }
         s->bytes = storage::hot_bytes(hot_start);
         s->bytes.append(hot);
-        state._streams.emplace(std::move(key), std::move(s));
+        (retired != 0 ? state._retired : state._streams).emplace(std::move(key), std::move(s));
     }
     if (!r.at_end()) return bad("has trailing bytes");
     return state;

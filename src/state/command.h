@@ -13,6 +13,7 @@
 #include "base/result.h"
 #include "protocol/expiry.h"
 #include "protocol/producer.h"
+#include "state/fork_origin.h"
 
 namespace dstream::state {
 
@@ -37,6 +38,9 @@ struct create_stream {
     bool closed = false;
     std::string body;  // already normalized for JSON streams
     std::optional<std::uint64_t> if_incarnation;
+    // A fork (base protocol 4.2): resolved by the engine before it proposes,
+    // after its source holds a reference to it (add_fork_ref).
+    std::optional<fork_origin> fork;
 };
 
 struct append {
@@ -97,14 +101,34 @@ struct retain {
     std::uint64_t offset = 0;
 };
 
+// base protocol 4.2: the source `key` of `incarnation` keeps its bytes for
+// the fork `fork_key` under `reference` until a drop_fork_ref names it.
+// Proposed to the source's group before the fork is created in its own.
+struct add_fork_ref {
+    std::string key;
+    std::uint64_t incarnation = 0;
+    std::uint64_t offset = 0;  // the fork point, at most the source's tail
+    std::string fork_key;
+    std::uint64_t reference = 0;
+};
+
+// The fork holding `reference` is gone, or was never created: a retired
+// source is collected once no reference remains.
+struct drop_fork_ref {
+    std::string key;
+    std::uint64_t incarnation = 0;
+    std::uint64_t reference = 0;
+};
+
 // extensions 2.4: an operator's restore or acceptance of loss rewrites the
 // group's history; the proposer draws the new history id.
 struct rewrite_history {
     std::uint64_t history_id = 0;
 };
 
-using command_body = std::variant<init_group, create_stream, append, delete_stream, expire_stream,
-                                  flush_chunk, publish_snapshot, retain, rewrite_history>;
+using command_body =
+    std::variant<init_group, create_stream, append, delete_stream, expire_stream, flush_chunk,
+                 publish_snapshot, retain, rewrite_history, add_fork_ref, drop_fork_ref>;
 
 struct command {
     protocol::unix_ms now_ms = 0;  // the proposer's clock
@@ -122,6 +146,8 @@ enum class command_type : std::uint8_t {
     publish_snapshot = 7,
     retain = 8,
     rewrite_history = 9,
+    add_fork_ref = 10,
+    drop_fork_ref = 11,
 };
 
 // The key of the stream a command addresses; null for group-wide commands.

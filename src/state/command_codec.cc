@@ -6,7 +6,8 @@
 namespace dstream::state {
 namespace {
 
-constexpr std::uint8_t codec_version = 1;
+// Version 2 added the fork of create_stream; version 1 records still decode.
+constexpr std::uint8_t codec_version = 2;
 
 void put_optional_u64(binary_writer& w, const std::optional<std::uint64_t>& v) {
     w.put_u8(v ? 1 : 0);
@@ -72,6 +73,27 @@ struct encoder {
         w.put_u8(c.closed ? 1 : 0);
         w.put_string(c.body);
         put_optional_u64(w, c.if_incarnation);
+        w.put_u8(c.fork ? 1 : 0);
+        if (c.fork) {
+            w.put_string(c.fork->source_key);
+            w.put_u64(c.fork->source_incarnation);
+            w.put_u64(c.fork->offset);
+            w.put_u64(c.fork->reference);
+        }
+    }
+    void operator()(const add_fork_ref& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::add_fork_ref));
+        w.put_string(c.key);
+        w.put_u64(c.incarnation);
+        w.put_u64(c.offset);
+        w.put_string(c.fork_key);
+        w.put_u64(c.reference);
+    }
+    void operator()(const drop_fork_ref& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::drop_fork_ref));
+        w.put_string(c.key);
+        w.put_u64(c.incarnation);
+        w.put_u64(c.reference);
     }
     void operator()(const append& c) {
         w.put_u8(static_cast<std::uint8_t>(command_type::append));
@@ -143,7 +165,7 @@ bool get_bool(binary_reader& r, bool& out) {
     return true;
 }
 
-bool decode_body(binary_reader& r, command_body& body) {
+bool decode_body(binary_reader& r, std::uint8_t version, command_body& body) {
     std::uint8_t type = 0;
     if (!r.get_u8(type)) return false;
     switch (static_cast<command_type>(type)) {
@@ -161,6 +183,31 @@ bool decode_body(binary_reader& r, command_body& body) {
                 !r.get_string(c.body) || !get_optional_u64(r, c.if_incarnation)) {
                 return false;
             }
+            bool forked = false;
+            if (version >= 2 && !get_bool(r, forked)) return false;
+            if (forked) {
+                c.fork.emplace();
+                if (!r.get_string(c.fork->source_key) || !r.get_u64(c.fork->source_incarnation) ||
+                    !r.get_u64(c.fork->offset) || !r.get_u64(c.fork->reference)) {
+                    return false;
+                }
+            }
+            body = std::move(c);
+            return true;
+        }
+        case command_type::add_fork_ref: {
+            add_fork_ref c;
+            if (!r.get_string(c.key) || !r.get_u64(c.incarnation) || !r.get_u64(c.offset) ||
+                !r.get_string(c.fork_key) || !r.get_u64(c.reference)) {
+                return false;
+            }
+            body = std::move(c);
+            return true;
+        }
+        case command_type::drop_fork_ref: {
+            drop_fork_ref c;
+            if (!r.get_string(c.key) || !r.get_u64(c.incarnation) || !r.get_u64(c.reference))
+                return false;
             body = std::move(c);
             return true;
         }
@@ -213,14 +260,15 @@ bool decode_body(binary_reader& r, command_body& body) {
         }
         case command_type::publish_snapshot: {
             publish_snapshot c;
-            if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation) || !r.get_u64(c.offset) ||
-                !r.get_string(c.content_type)) {
+            if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation) ||
+                !r.get_u64(c.offset) || !r.get_string(c.content_type)) {
                 return false;
             }
             for (auto& b : c.digest) {
                 if (!r.get_u8(b)) return false;
             }
-            if (!r.get_u64(c.size) || !r.get_string(c.body) || !r.get_string(c.object_key)) return false;
+            if (!r.get_u64(c.size) || !r.get_string(c.body) || !r.get_string(c.object_key))
+                return false;
             body = std::move(c);
             return true;
         }
@@ -232,7 +280,8 @@ bool decode_body(binary_reader& r, command_body& body) {
         }
         case command_type::retain: {
             retain c;
-            if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation) || !r.get_u64(c.offset)) {
+            if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation) ||
+                !r.get_u64(c.offset)) {
                 return false;
             }
             body = std::move(c);
@@ -275,8 +324,8 @@ result<command> decode_command(std::string_view bytes) {
     std::uint8_t version = 0;
     std::uint64_t now = 0;
     command cmd;
-    if (!r.get_u8(version) || version != codec_version || !r.get_u64(now) ||
-        !decode_body(r, cmd.body) || !r.at_end()) {
+    if (!r.get_u8(version) || version == 0 || version > codec_version || !r.get_u64(now) ||
+        !decode_body(r, version, cmd.body) || !r.at_end()) {
         return make_error(protocol::error_code::internal, "undecodable command record");
     }
     cmd.now_ms = static_cast<std::int64_t>(now);

@@ -30,15 +30,15 @@ void describe(apply_result& r, const stream& s) {
     r.expiry = s.expiry;
     r.next_offset = s.tail();
     r.closed = s.closed;
+    r.origin = s.origin;
 }
 
 apply_result incarnation_mismatch(const stream& s) {
-    apply_result r = refused(error_code::incarnation_mismatch,
-                             "Stream-Incarnation does not match the stream");
+    apply_result r =
+        refused(error_code::incarnation_mismatch, "Stream-Incarnation does not match the stream");
     describe(r, s);
     return r;
 }
-
 
 // The cold objects a stream holds, all garbage once it is gone.
 void collect_objects(const stream& s, std::vector<std::string>& out) {
@@ -56,7 +56,8 @@ std::optional<error> check_json_boundary(const stream& s, std::uint64_t offset) 
                           "the server could not verify that the offset is a message boundary");
     }
     if (s.bytes.byte_at(offset - 1) != '\n') {
-        return make_error(error_code::not_json_boundary, "the offset is not a JSON message boundary");
+        return make_error(error_code::not_json_boundary,
+                          "the offset is not a JSON message boundary");
     }
     return std::nullopt;
 }
@@ -74,26 +75,32 @@ struct producer_fence {
 };
 
 const producer_fence& fence_for(protocol::producer_verdict v) {
-    static const producer_fence key_conflict{error_code::producer_key_conflict,
-                                             "this producer key holds a write with another identity",
-                                             "key-conflict"};
+    static const producer_fence key_conflict{
+        error_code::producer_key_conflict, "this producer key holds a write with another identity",
+        "key-conflict"};
     static const producer_fence closed{error_code::producer_epoch_closed,
                                        "a claim of a later epoch closed this producer epoch",
                                        "epoch-closed;by=claim"};
     static const producer_fence stale{error_code::producer_epoch_stale,
-                                      "producer epoch is older than the current one", "stale-epoch"};
-    static const producer_fence history{error_code::producer_epoch_closed,
-                                        "a rewrite of the stream's history closed this producer epoch",
-                                        "epoch-closed;by=history"};
+                                      "producer epoch is older than the current one",
+                                      "stale-epoch"};
+    static const producer_fence history{
+        error_code::producer_epoch_closed,
+        "a rewrite of the stream's history closed this producer epoch", "epoch-closed;by=history"};
     static const producer_fence expired{error_code::producer_expired,
                                         "the server may have forgotten this producer epoch",
                                         "producer-expired"};
     switch (v) {
-        case protocol::producer_verdict::key_conflict: return key_conflict;
-        case protocol::producer_verdict::epoch_closed_by_claim: return closed;
-        case protocol::producer_verdict::epoch_closed_by_history: return history;
-        case protocol::producer_verdict::producer_expired: return expired;
-        default: return stale;
+        case protocol::producer_verdict::key_conflict:
+            return key_conflict;
+        case protocol::producer_verdict::epoch_closed_by_claim:
+            return closed;
+        case protocol::producer_verdict::epoch_closed_by_history:
+            return history;
+        case protocol::producer_verdict::producer_expired:
+            return expired;
+        default:
+            return stale;
     }
 }
 
@@ -110,6 +117,24 @@ std::uint64_t incarnation_token(std::uint64_t history_id, protocol::unix_ms crea
 const stream* group_state::find(std::string_view key) const {
     auto it = _streams.find(std::string(key));
     return it == _streams.end() ? nullptr : it->second.get();
+}
+
+const stream* group_state::find_any(std::string_view key) const {
+    if (const stream* s = find(key)) return s;
+    auto it = _retired.find(std::string(key));
+    return it == _retired.end() ? nullptr : it->second.get();
+}
+
+const stream* group_state::find_source(std::string_view key, std::uint64_t incarnation) const {
+    const stream* s = find_any(key);
+    return s != nullptr && s->incarnation == incarnation ? s : nullptr;
+}
+
+apply_result group_state::absent(std::string_view key) const {
+    if (retired(key)) {
+        return refused(error_code::stream_gone, "the stream was deleted; its forks still read it");
+    }
+    return refused(error_code::stream_not_found, "stream not found");
 }
 
 stream* group_state::find_mutable(std::string_view key) {
@@ -137,6 +162,10 @@ apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
                 return apply_publish(body);
             } else if constexpr (std::is_same_v<T, retain>) {
                 return apply_retain(body);
+            } else if constexpr (std::is_same_v<T, add_fork_ref>) {
+                return apply_add_fork_ref(body);
+            } else if constexpr (std::is_same_v<T, drop_fork_ref>) {
+                return apply_drop_fork_ref(body);
             } else {
                 return apply_rewrite(body);
             }
@@ -153,12 +182,18 @@ apply_result group_state::apply_init(const init_group& c) {
 
 apply_result group_state::apply_create(const create_stream& c, protocol::unix_ms now,
                                        std::uint64_t index) {
+    if (retired(c.key)) {
+        return refused(error_code::stream_soft_deleted,
+                       "a deleted stream that forks still read holds this URL");
+    }
     if (stream* existing = find_mutable(c.key)) {
         if (c.if_incarnation && *c.if_incarnation != existing->incarnation) {
             return incarnation_mismatch(*existing);
         }
         const bool same = protocol::same_media_type(existing->content_type, c.content_type) &&
-                          existing->expiry == c.expiry && existing->closed == c.closed;
+                          existing->expiry == c.expiry && existing->closed == c.closed &&
+                          existing->origin.has_value() == c.fork.has_value() &&
+                          (!c.fork || existing->origin->same_point(*c.fork));
         if (!same) {
             apply_result r = refused(error_code::stream_already_exists_conflict,
                                      "stream exists with a different configuration");
@@ -181,6 +216,11 @@ apply_result group_state::apply_create(const create_stream& c, protocol::unix_ms
     s->created_at_ms = now;
     s->last_write_ms = now;
     s->incarnation = incarnation_token(_history_id, now, index);
+    if (c.fork) {
+        // Fresh writer state: no producers or Stream-Seq come from the source.
+        s->origin = c.fork;
+        s->bytes = storage::hot_bytes(c.fork->offset);
+    }
     s->bytes.append(c.body);
     s->closed = c.closed;
     apply_result r;
@@ -193,7 +233,7 @@ apply_result group_state::apply_create(const create_stream& c, protocol::unix_ms
 
 apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
     stream* s = find_mutable(c.key);
-    if (s == nullptr) return refused(error_code::stream_not_found, "stream not found");
+    if (s == nullptr) return absent(c.key);
     if (c.if_incarnation && *c.if_incarnation != s->incarnation) return incarnation_mismatch(*s);
 
     apply_result r;
@@ -209,7 +249,8 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
                                          c.if_incarnation.has_value(), c.close};
         auto it = s->producers.find(c.producer->id);
         // Step 2: state idle for too long is dropped, raising the epoch floor.
-        if (it != s->producers.end() && now - it->second.last_write_ms > protocol::producer_idle_ms) {
+        if (it != s->producers.end() &&
+            now - it->second.last_write_ms > protocol::producer_idle_ms) {
             drop_producer(*s, it);
             it = s->producers.end();
         }
@@ -235,7 +276,8 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
             // producer's close still counts as its write, at the tail.
             r.kind = write_kind::appended;
             r.start_offset = s->tail();
-            if (c.producer) record_producer_write(*s, *c.producer, record, write, s->tail(), now, r);
+            if (c.producer)
+                record_producer_write(*s, *c.producer, record, write, s->tail(), now, r);
             return r;
         }
         r.refusal = make_error(error_code::stream_closed, "stream is closed");
@@ -332,7 +374,8 @@ std::optional<apply_result> group_state::answer_from_headers(const append& c,
     if (it == s->producers.end() || now - it->second.last_write_ms > protocol::producer_idle_ms) {
         return std::nullopt;
     }
-    const protocol::producer_write write{c.producer->epoch, c.producer->seq, c.producer->identity, true, c.close};
+    const protocol::producer_write write{c.producer->epoch, c.producer->seq, c.producer->identity,
+                                         true, c.close};
     const auto d = protocol::evaluate_producer(&it->second, s->epoch_floor, write);
     if (d.verdict != protocol::producer_verdict::repeat &&
         d.verdict != protocol::producer_verdict::repeat_evicted &&
@@ -346,7 +389,8 @@ std::optional<apply_result> group_state::answer_from_headers(const append& c,
     return r;
 }
 
-void group_state::drop_producer(stream& s, std::unordered_map<std::string, protocol::producer_record>::iterator it) {
+void group_state::drop_producer(
+    stream& s, std::unordered_map<std::string, protocol::producer_record>::iterator it) {
     s.epoch_floor = std::max(s.epoch_floor.value_or(0), it->second.epoch);
     s.producers.erase(it);
 }
@@ -355,11 +399,13 @@ bool group_state::make_room_for_producer(stream& s, protocol::unix_ms now) {
     // Drop the longest-idle producer, if it has been idle long enough.
     auto oldest = s.producers.end();
     for (auto it = s.producers.begin(); it != s.producers.end(); ++it) {
-        if (oldest == s.producers.end() || it->second.last_write_ms < oldest->second.last_write_ms) {
+        if (oldest == s.producers.end() ||
+            it->second.last_write_ms < oldest->second.last_write_ms) {
             oldest = it;
         }
     }
-    if (oldest == s.producers.end() || now - oldest->second.last_write_ms < protocol::producer_min_keep_ms) {
+    if (oldest == s.producers.end() ||
+        now - oldest->second.last_write_ms < protocol::producer_min_keep_ms) {
         return false;
     }
     drop_producer(s, oldest);
@@ -386,13 +432,12 @@ void group_state::record_producer_write(stream& s, const producer_key& key,
 
 apply_result group_state::apply_delete(const delete_stream& c) {
     auto it = _streams.find(c.key);
-    if (it == _streams.end()) return refused(error_code::stream_not_found, "stream not found");
+    if (it == _streams.end()) return absent(c.key);
     if (c.if_incarnation && *c.if_incarnation != it->second->incarnation) {
         return incarnation_mismatch(*it->second);
     }
     apply_result r;
-    collect_objects(*it->second, r.garbage_objects);
-    _streams.erase(it);
+    remove_stream(it, r);
     r.kind = write_kind::deleted;
     r.wakes_readers = true;
     return r;
@@ -409,11 +454,13 @@ apply_result group_state::apply_flush(const flush_chunk& c) {
     return {};
 }
 
-
-
 apply_result group_state::apply_publish(const publish_snapshot& c) {
     stream* s = find_mutable(c.key);
-    if (s == nullptr) return refused(error_code::stream_not_found, "stream not found");
+    if (s == nullptr) {
+        apply_result r = absent(c.key);
+        if (!c.object_key.empty()) r.garbage_objects.push_back(c.object_key);
+        return r;
+    }
     if (c.if_incarnation && *c.if_incarnation != s->incarnation) return incarnation_mismatch(*s);
     apply_result r;
     describe(r, *s);
@@ -421,7 +468,8 @@ apply_result group_state::apply_publish(const publish_snapshot& c) {
     // A single-request publish below the retained offset answers 410 before
     // any comparison with the latest snapshot (extensions 2.2).
     if (c.offset < s->retained) {
-        r.refusal = make_error(error_code::stream_gone, "the snapshot offset is below the retained offset");
+        r.refusal =
+            make_error(error_code::stream_gone, "the snapshot offset is below the retained offset");
         if (!c.object_key.empty()) r.garbage_objects.push_back(c.object_key);
         return r;
     }
@@ -447,7 +495,8 @@ apply_result group_state::apply_publish(const publish_snapshot& c) {
         return r;
     };
     if (c.offset > s->tail()) {
-        return refuse(make_error(error_code::snapshot_conflict, "the snapshot offset is beyond the tail"));
+        return refuse(
+            make_error(error_code::snapshot_conflict, "the snapshot offset is beyond the tail"));
     }
     if (auto bad = check_json_boundary(*s, c.offset)) return refuse(std::move(*bad));
     if (s->snapshot && !s->snapshot->object_key.empty()) {
@@ -479,12 +528,13 @@ apply_result group_state::apply_rewrite(const rewrite_history& c) {
 
 apply_result group_state::apply_retain(const retain& c) {
     stream* s = find_mutable(c.key);
-    if (s == nullptr) return refused(error_code::stream_not_found, "stream not found");
+    if (s == nullptr) return absent(c.key);
     if (c.if_incarnation && *c.if_incarnation != s->incarnation) return incarnation_mismatch(*s);
     apply_result r;
     describe(r, *s);
     if (c.offset > s->tail()) {
-        r.refusal = make_error(error_code::invalid_retention, "the retention offset is beyond the tail");
+        r.refusal =
+            make_error(error_code::invalid_retention, "the retention offset is beyond the tail");
         return r;
     }
     if (c.offset > s->retained) {
@@ -505,7 +555,8 @@ apply_result group_state::apply_retain(const retain& c) {
         // straddles it stays, and reads start inside it.
         auto keep = std::find_if(s->chunks.begin(), s->chunks.end(),
                                  [&](const chunk_ref& ch) { return ch.end > c.offset; });
-        for (auto it = s->chunks.begin(); it != keep; ++it) r.garbage_objects.push_back(it->object_key);
+        for (auto it = s->chunks.begin(); it != keep; ++it)
+            r.garbage_objects.push_back(it->object_key);
         s->chunks.erase(s->chunks.begin(), keep);
         s->bytes.trim_before(std::min(c.offset, s->cold_end()));
     }
@@ -517,9 +568,57 @@ apply_result group_state::apply_expire(const expire_stream& c) {
     auto it = _streams.find(c.key);
     if (it == _streams.end() || it->second->incarnation != c.incarnation) return {};
     apply_result r;
-    collect_objects(*it->second, r.garbage_objects);
-    _streams.erase(it);
+    remove_stream(it, r);
     r.wakes_readers = true;
+    return r;
+}
+
+void group_state::collect(const stream& s, apply_result& r) {
+    collect_objects(s, r.garbage_objects);
+    if (s.origin) r.released = s.origin;
+}
+
+void group_state::remove_stream(
+    std::unordered_map<std::string, std::unique_ptr<stream>>::iterator it, apply_result& r) {
+    if (it->second->forks.empty()) {
+        collect(*it->second, r);
+    } else {
+        _retired.emplace(it->first, std::move(it->second));
+    }
+    _streams.erase(it);
+}
+
+apply_result group_state::apply_add_fork_ref(const add_fork_ref& c) {
+    stream* s = find_mutable(c.key);
+    if (s == nullptr && retired(c.key)) {
+        return refused(error_code::stream_soft_deleted, "the fork's source was deleted");
+    }
+    if (s == nullptr || s->incarnation != c.incarnation) {
+        return refused(error_code::stream_not_found, "the fork's source does not exist");
+    }
+    if (c.offset > s->tail()) {
+        return refused(error_code::invalid_offset, "the fork offset is beyond the source's tail");
+    }
+    s->forks.emplace(c.reference, c.fork_key);
+    apply_result r;
+    describe(r, *s);
+    return r;
+}
+
+apply_result group_state::apply_drop_fork_ref(const drop_fork_ref& c) {
+    apply_result r;
+    if (stream* s = find_mutable(c.key); s != nullptr && s->incarnation == c.incarnation) {
+        s->forks.erase(c.reference);
+        return r;
+    }
+    auto it = _retired.find(c.key);
+    if (it == _retired.end() || it->second->incarnation != c.incarnation) return r;
+    it->second->forks.erase(c.reference);
+    if (it->second->forks.empty()) {
+        // The last fork is gone: collect the retired source, and on up its chain.
+        collect(*it->second, r);
+        _retired.erase(it);
+    }
     return r;
 }
 

@@ -37,7 +37,15 @@ public:
     // incarnation tokens unique even for two creates in one millisecond.
     apply_result apply(const command& cmd, std::uint64_t log_index);
 
+    // A live stream: what every client request addresses.
     const stream* find(std::string_view key) const;
+    // A live or a retired stream.
+    const stream* find_any(std::string_view key) const;
+    // A stream a fork reads through: live or retired, of that incarnation.
+    const stream* find_source(std::string_view key, std::uint64_t incarnation) const;
+    // A deleted stream kept for its forks (base protocol 4.2 soft delete):
+    // 410 to every request on its URL, 409 to a create there.
+    bool retired(std::string_view key) const { return _retired.contains(std::string(key)); }
 
     // extensions 5.5: the answer a producer write with Stream-Incarnation gets
     // from its headers alone, when it is a repeat or a key conflict; nothing
@@ -48,6 +56,10 @@ public:
     template <typename F>
     void for_each_stream(F&& f) const {
         for (const auto& [key, s] : _streams) f(key, *s);
+    }
+    template <typename F>
+    void for_each_retired_stream(F&& f) const {
+        for (const auto& [key, s] : _retired) f(key, *s);
     }
 
 private:
@@ -60,13 +72,25 @@ private:
     apply_result apply_publish(const publish_snapshot& c);
     apply_result apply_retain(const retain& c);
     apply_result apply_rewrite(const rewrite_history& c);
+    apply_result apply_add_fork_ref(const add_fork_ref& c);
+    apply_result apply_drop_fork_ref(const drop_fork_ref& c);
+    // Removes a live stream (delete or expiry): retires it while forks read
+    // through it, otherwise erases it and releases its own source.
+    void remove_stream(std::unordered_map<std::string, std::unique_ptr<stream>>::iterator it,
+                       apply_result& r);
+    // Erases a stream for good: its cold objects are garbage, and a fork
+    // releases its reference on its source.
+    static void collect(const stream& s, apply_result& r);
+    // The refusal for a request on a stream that is not live: 410 when it is
+    // retired, 404 when there is none.
+    apply_result absent(std::string_view key) const;
 
     stream* find_mutable(std::string_view key);
     static void answer_producer_decision(const protocol::producer_record* record,
                                          const protocol::producer_decision& d, const append& c,
                                          apply_result& r);
-    static void drop_producer(stream& s,
-                              std::unordered_map<std::string, protocol::producer_record>::iterator it);
+    static void drop_producer(
+        stream& s, std::unordered_map<std::string, protocol::producer_record>::iterator it);
     static bool make_room_for_producer(stream& s, protocol::unix_ms now);
     static void record_producer_write(stream& s, const producer_key& key,
                                       const protocol::producer_record* record,
@@ -76,6 +100,7 @@ private:
     std::uint64_t _history_id = 0;
     // unique_ptr: stream addresses stay stable while the map rehashes.
     std::unordered_map<std::string, std::unique_ptr<stream>> _streams;
+    std::unordered_map<std::string, std::unique_ptr<stream>> _retired;
 };
 
 // The token of a stream created at `created_at_ms` by the command at

@@ -1,6 +1,8 @@
 #pragma once
 // One stream as the state machine holds it.
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -52,13 +54,21 @@ struct stream {
     std::uint64_t inherited_offset = 0;
     // The earliest retained offset (extensions 2.2, Retention Effect).
     std::uint64_t retained = 0;
+    // base protocol 4.2: a fork reads below origin->offset through its source.
+    std::optional<fork_origin> origin;
+    // The forks that read through this stream, by reference (fork_origin).
+    // While one remains, a delete or an expiry only retires the stream (soft
+    // delete). Ordered, so that checkpoints are deterministic.
+    std::map<std::uint64_t, std::string> forks;
     // Cold chunks cover [first_offset(), cold_end()) contiguously; hot bytes
     // cover at least [cold_end(), tail()).
     std::vector<chunk_ref> chunks;
     storage::hot_bytes bytes;
 
     std::uint64_t tail() const { return bytes.end_offset(); }
-    std::uint64_t first_offset() const { return retained; }
+    // The first offset of the stream's own bytes (a fork's fork point).
+    std::uint64_t own_start() const { return origin ? origin->offset : 0; }
+    std::uint64_t first_offset() const { return std::max(retained, own_start()); }
     std::uint64_t cold_end() const { return chunks.empty() ? first_offset() : chunks.back().end; }
     std::uint64_t hot_bytes_held() const { return tail() - cold_end(); }
 };
