@@ -1,17 +1,16 @@
 #include "log/node_wal.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "base/durable_dirs.h"
 #include "log/wal_format.h"
@@ -37,7 +36,8 @@ std::string read_file(const fs::path& path) {
     std::string data(static_cast<std::size_t>(st.st_size), '\0');
     std::size_t done = 0;
     while (done < data.size()) {
-        const ssize_t n = ::pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+        const ssize_t n =
+            ::pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         done += static_cast<std::size_t>(n);
@@ -85,7 +85,8 @@ node_wal::~node_wal() {
 
 fs::path node_wal::segment_path(std::uint64_t first_sequence) const {
     char name[32];
-    std::snprintf(name, sizeof name, "%020llu.wal", static_cast<unsigned long long>(first_sequence));
+    std::snprintf(name, sizeof name, "%020llu.wal",
+                  static_cast<unsigned long long>(first_sequence));
     return _options.dir / name;
 }
 
@@ -98,7 +99,8 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
         const bool last_segment = i + 1 == segments.size();
         const std::string data = read_file(path);
         std::size_t at = 0;
-        if (data.size() < wal_magic.size() || std::string_view(data).substr(0, wal_magic.size()) != wal_magic) {
+        if (data.size() < wal_magic.size() ||
+            std::string_view(data).substr(0, wal_magic.size()) != wal_magic) {
             if (last_segment && data.size() < wal_magic.size() && wal_magic.starts_with(data)) {
                 // Crashed while creating the segment: nothing was written to it.
                 fs::remove(path);
@@ -115,9 +117,9 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             const auto st = decode_wal_record(std::string_view(data).substr(at), record, used);
             if (st != wal_decode_status::ok) {
                 if (!last_segment || valid_record_after(data, at)) {
-                    throw wal_corruption("WAL corruption in " + path.string() + " at offset " +
-                                         std::to_string(at) +
-                                         ": the record there is damaged and valid records follow it");
+                    throw wal_corruption(
+                        "WAL corruption in " + path.string() + " at offset " + std::to_string(at) +
+                        ": the record there is damaged and valid records follow it");
                 }
                 spdlog::warn("WAL {}: cutting a torn tail of {} bytes at offset {}", path.string(),
                              data.size() - at, at);
@@ -130,8 +132,9 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             auto& previous = last_index[record.group];
             if (record.index <= previous) {
                 throw wal_corruption("WAL corruption in " + path.string() + " at offset " +
-                                     std::to_string(at) + ": group " + std::to_string(record.group) +
-                                     " index " + std::to_string(record.index) + " does not increase");
+                                     std::to_string(at) + ": group " +
+                                     std::to_string(record.group) + " index " +
+                                     std::to_string(record.index) + " does not increase");
             }
             previous = record.index;
             note_written(first, record.group, record.index);
@@ -203,7 +206,8 @@ void node_wal::open_segment(std::uint64_t first_sequence) {
     ::fstat(_fd, &st);
     _segment_size = static_cast<std::uint64_t>(st.st_size);
     if (_segment_size == 0) {
-        if (::write(_fd, wal_magic.data(), wal_magic.size()) != static_cast<ssize_t>(wal_magic.size()) ||
+        if (::write(_fd, wal_magic.data(), wal_magic.size()) !=
+                static_cast<ssize_t>(wal_magic.size()) ||
             ::fdatasync(_fd) != 0) {
             throw std::runtime_error(errno_text("cannot initialise", path));
         }
@@ -217,6 +221,9 @@ void node_wal::start() {
     const auto segments = list_segments(_options.dir);
     open_segment(segments.empty() ? _next_sequence : segments.back().first);
     _writer = std::thread([this] { writer_loop(); });
+    for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
+        _syncers.emplace_back([this] { sync_loop(); });
+    }
 }
 
 void node_wal::stop() {
@@ -227,9 +234,17 @@ void node_wal::stop() {
     }
     _wake.notify_all();
     if (_writer.joinable()) _writer.join();
+    {
+        std::lock_guard lock(_sync_mutex);
+        _syncers_stopping = true;
+    }
+    _sync_wake.notify_all();
+    for (auto& t : _syncers) t.join();
+    _syncers.clear();
 }
 
-void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink) {
+void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload,
+                      wal_sink* sink) {
     {
         std::lock_guard lock(_mutex);
         _queue.push_back(entry{{}, group, index, std::move(payload), sink});
@@ -261,7 +276,8 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
         }
         // Skip what was written; a partial write leaves the rest of an iovec.
         while (n > 0 && first < iov.size()) {
-            const auto take = std::min<std::size_t>(static_cast<std::size_t>(n), iov[first].iov_len);
+            const auto take =
+                std::min<std::size_t>(static_cast<std::size_t>(n), iov[first].iov_len);
             iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + take;
             iov[first].iov_len -= take;
             n -= static_cast<ssize_t>(take);
@@ -269,20 +285,99 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
         }
         while (first < iov.size() && iov[first].iov_len == 0) ++first;
     }
-    if (failure == 0 && ::fdatasync(_fd) != 0) failure = errno;
     if (failure == 0) {
         _segment_size += bytes;
         return ok_status();
     }
     // Nothing of a failed batch may stay in the log: a later batch would
     // follow it and recovery would take the damage for corruption.
-    if (::ftruncate(_fd, static_cast<off_t>(before)) != 0 || ::fdatasync(_fd) != 0) {
-        spdlog::critical("WAL: cannot cut a failed write back ({}); stopping", std::strerror(errno));
+    if (::ftruncate(_fd, static_cast<off_t>(before)) != 0) {
+        spdlog::critical("WAL: cannot cut a failed write back ({}); stopping",
+                         std::strerror(errno));
         std::abort();
     }
     spdlog::error("WAL write failed: {}", std::strerror(failure));
     return make_error(protocol::error_code::wal_disk_pressure,
                       "the server cannot persist writes right now");
+}
+
+void node_wal::sync_loop() {
+    std::unique_lock lock(_sync_mutex);
+    while (true) {
+        _sync_wake.wait(lock, [this] {
+            return _syncers_stopping || (_written_pos > _sync_started_pos && _sync_failure == 0);
+        });
+        if (_written_pos <= _sync_started_pos || _sync_failure != 0)
+            return;  // stopping, nothing left
+        const std::uint64_t target = _written_pos;
+        const int fd = _fd;
+        _sync_started_pos = target;
+        ++_syncs_in_flight;
+        lock.unlock();
+        const int failure = ::fdatasync(fd) == 0 ? 0 : errno;
+        lock.lock();
+        --_syncs_in_flight;
+        if (failure == 0) {
+            _durable_pos = std::max(_durable_pos, target);
+        } else if (_sync_failure == 0) {
+            _sync_failure = failure;
+        }
+        _synced.notify_all();
+        lock.unlock();
+        deliver_durable();
+        lock.lock();
+    }
+}
+
+void node_wal::deliver_durable() {
+    std::lock_guard deliver(_deliver_mutex);
+    std::vector<written_batch> ready;
+    {
+        std::lock_guard lock(_sync_mutex);
+        while (!_written.empty() && _written.front().end <= _durable_pos) {
+            ready.push_back(std::move(_written.front()));
+            _written.pop_front();
+        }
+    }
+    for (const auto& batch : ready) {
+        for (const auto& [sink, index] : batch.notices) sink->on_written(index, batch.outcome);
+    }
+}
+
+void node_wal::wait_all_durable() {
+    std::unique_lock lock(_sync_mutex);
+    _synced.wait(lock, [this] {
+        return _sync_failure != 0 || (_durable_pos == _written_pos && _syncs_in_flight == 0);
+    });
+}
+
+void node_wal::recover_from_failed_sync() {
+    {
+        std::unique_lock lock(_sync_mutex);
+        if (_sync_failure == 0) return;
+        _synced.wait(lock, [this] { return _syncs_in_flight == 0; });
+        const std::uint64_t unflushed = _written_pos - _durable_pos;
+        if (::ftruncate(_fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
+            ::fdatasync(_fd) != 0) {
+            spdlog::critical("WAL: cannot cut unflushed writes back ({}); stopping",
+                             std::strerror(errno));
+            std::abort();
+        }
+        spdlog::error("WAL flush failed: {}; {} unflushed bytes cut and their writes refused",
+                      std::strerror(_sync_failure), unflushed);
+        _segment_size -= unflushed;
+        const status failed = make_error(protocol::error_code::wal_disk_pressure,
+                                         "the server cannot persist writes right now");
+        for (auto& batch : _written) {
+            if (batch.end > _durable_pos) {
+                batch.end = _durable_pos;
+                batch.outcome = failed;
+            }
+        }
+        _written_pos = _sync_started_pos = _durable_pos;
+        _sync_failure = 0;
+    }
+    deliver_durable();
 }
 
 void node_wal::writer_loop() {
@@ -291,34 +386,48 @@ void node_wal::writer_loop() {
         {
             std::unique_lock lock(_mutex);
             _wake.wait(lock, [this] { return !_queue.empty() || _stopping; });
-            if (_queue.empty()) return;
+            if (_queue.empty()) break;
             batch.swap(_queue);
         }
+        recover_from_failed_sync();
         std::uint64_t batch_bytes = 0;
         for (const auto& e : batch) batch_bytes += e.header.size() + e.payload.size();
-        if (_segment_size > wal_magic.size() && _segment_size + batch_bytes > _options.segment_bytes) {
+        if (_segment_size > wal_magic.size() &&
+            _segment_size + batch_bytes > _options.segment_bytes) {
+            // A segment is closed only once flushed whole: flushes never
+            // span two files, and recovery sees a torn tail only in the last.
+            wait_all_durable();
+            recover_from_failed_sync();
             open_segment(_next_sequence);
         }
-        const status st = write_batch(batch);
-        if (st) {
+        written_batch written;
+        written.outcome = write_batch(batch);
+        if (written.outcome) {
             _next_sequence += batch.size();
             for (const auto& e : batch) note_written(_open_segment, e.group, e.index);
         }
-
-        // One notification per sink: the highest index it had in the batch.
-        std::vector<std::pair<wal_sink*, std::uint64_t>> highest;
         for (const auto& e : batch) {
-            auto it = std::find_if(highest.begin(), highest.end(),
-                                   [&](const auto& h) { return h.first == e.sink; });
-            if (it == highest.end()) {
-                highest.emplace_back(e.sink, e.index);
+            auto it = std::find_if(written.notices.begin(), written.notices.end(),
+                                   [&](const auto& n) { return n.first == e.sink; });
+            if (it == written.notices.end()) {
+                written.notices.emplace_back(e.sink, e.index);
             } else {
                 it->second = e.index;
             }
         }
-        for (const auto& [sink, index] : highest) sink->on_written(index, st);
+        {
+            std::lock_guard lock(_sync_mutex);
+            if (written.outcome) _written_pos += batch_bytes;
+            written.end = _written_pos;
+            _written.push_back(std::move(written));
+        }
+        _sync_wake.notify_one();
+        deliver_durable();  // a failed write right after durable batches answers now
         batch.clear();
     }
+    wait_all_durable();
+    recover_from_failed_sync();
+    deliver_durable();
 }
 
 }  // namespace dstream::log

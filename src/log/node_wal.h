@@ -1,10 +1,14 @@
 #pragma once
 // The node's write-ahead log: one sequence of segment files shared by every
 // group on the node, so that one fdatasync covers the writes of all groups
-// and connections that arrived while the previous one ran (group commit).
+// and connections that arrived since the last one started (group commit).
 //
-// Threads: submit() from any group strand; one writer thread does the I/O;
-// results go back through wal_sink::on_written (called on the writer thread).
+// Threads: submit() from any group strand. One writer thread appends each
+// batch as soon as it is queued; a few sync threads keep fdatasyncs in
+// flight, each covering every byte written before it began. The filesystem
+// and the device merge concurrent flushes, so a record waits about one flush
+// instead of the rest of the running one plus its own. Results go back
+// through wal_sink::on_written, in log order, on a writer or sync thread.
 #include <array>
 #include <condition_variable>
 #include <cstdint>
@@ -39,6 +43,8 @@ public:
 struct wal_options {
     std::filesystem::path dir;
     std::uint64_t segment_bytes = 32u << 20;
+    // fdatasyncs in flight at once; 1 gives one flush after another.
+    unsigned sync_threads = 4;
 };
 
 struct wal_recovery {
@@ -80,8 +86,24 @@ private:
         wal_sink* sink;
     };
 
+    // A batch written to the open segment, waiting for a flush that began
+    // after it: one notice per sink (its highest index in the batch).
+    struct written_batch {
+        std::vector<std::pair<wal_sink*, std::uint64_t>> notices;
+        std::uint64_t end = 0;         // the log position after the batch
+        status outcome = ok_status();  // a failed write is answered in its turn
+    };
+
     void writer_loop();
+    void sync_loop();
     status write_batch(const std::vector<entry>& batch);
+    // Answers, in log order, every batch whose bytes a finished flush covers.
+    void deliver_durable();
+    // Waits until every written byte is flushed (or a flush failed).
+    void wait_all_durable();
+    // After a failed flush: cuts the log back to what is durable and fails
+    // every batch after it, so no later batch follows unflushed bytes.
+    void recover_from_failed_sync();
     void open_segment(std::uint64_t first_sequence);
     std::filesystem::path segment_path(std::uint64_t first_sequence) const;
 
@@ -104,6 +126,21 @@ private:
     std::vector<entry> _queue;
     bool _stopping = false;
     std::thread _writer;
+
+    // Log positions count bytes written by this process; the writer moves
+    // _written, a sync thread _durable once its flush returns.
+    std::mutex _sync_mutex;
+    std::condition_variable _sync_wake;  // sync threads: bytes to flush
+    std::condition_variable _synced;     // the writer: a flush finished
+    std::deque<written_batch> _written;
+    std::uint64_t _written_pos = 0;
+    std::uint64_t _sync_started_pos = 0;
+    std::uint64_t _durable_pos = 0;
+    unsigned _syncs_in_flight = 0;
+    int _sync_failure = 0;  // errno of a failed flush, until the writer recovers
+    bool _syncers_stopping = false;
+    std::vector<std::thread> _syncers;
+    std::mutex _deliver_mutex;  // one deliverer at a time keeps log order
 };
 
 }  // namespace dstream::log
