@@ -38,7 +38,8 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
     const http::verb method = ex.req().method();
     switch (sub->what) {
         case subresource::kind::snapshot:
-            if (method == http::verb::put || method == http::verb::get || method == http::verb::head) {
+            if (method == http::verb::put || method == http::verb::get ||
+                method == http::verb::head) {
                 co_await handle_snapshot(ex, sub->offset);
                 co_return;
             }
@@ -70,18 +71,20 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
             }
             co_return;
         case subresource::kind::snapshot_parts:
-            co_await answer_error(ex, error_code::unsupported, "snapshot uploads in parts are not supported yet");
+            co_await answer_error(ex, error_code::unsupported,
+                                  "snapshot uploads in parts are not supported yet");
             co_return;
         case subresource::kind::other:
             co_await answer_error(ex, error_code::not_found, "no such stream subresource");
             co_return;
     }
-    co_await answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
+    co_await answer_error(ex, error_code::method_not_allowed,
+                          "method not allowed on this resource");
 }
 
 }  // namespace
 
-boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request& req,
+boost::asio::awaitable<bool> dispatch(connection_stream& stream, request& req,
                                       service::stream_service& service,
                                       const edge_options& options) {
     std::string_view target(req.target().data(), req.target().size());
@@ -92,9 +95,8 @@ boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request&
     }
     const auto question = target.find('?');
     auto resolved = resolve_route(target.substr(0, question));
-    auto query = query_params::parse(question == std::string_view::npos
-                                         ? std::string_view{}
-                                         : target.substr(question + 1));
+    auto query = query_params::parse(
+        question == std::string_view::npos ? std::string_view{} : target.substr(question + 1));
     exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
                 query ? std::move(*query) : query_params{}, &service, options);
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
@@ -138,7 +140,8 @@ boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request&
             co_return ex.closing();
         }
     }
-    co_await answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
+    co_await answer_error(ex, error_code::method_not_allowed,
+                          "method not allowed on this resource");
     co_return ex.closing();
 }
 

@@ -1,15 +1,16 @@
 #pragma once
 // The route table: method and target -> handler.
 #include <utility>
-#include <boost/asio/awaitable.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 
+#include <boost/asio/awaitable.hpp>
+
+#include "edge/connection_stream.h"
 #include "edge/exchange.h"
 
 namespace dstream::edge {
 
 // Answers one request; returns true when the connection must close after it.
-boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request& req,
+boost::asio::awaitable<bool> dispatch(connection_stream& stream, request& req,
                                       service::stream_service& service,
                                       const edge_options& options);
 

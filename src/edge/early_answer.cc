@@ -7,8 +7,7 @@
 
 namespace dstream::edge {
 
-boost::asio::awaitable<early_answer> answer_before_body(boost::beast::tcp_stream& stream,
-                                                        request& head,
+boost::asio::awaitable<early_answer> answer_before_body(connection_stream& stream, request& head,
                                                         std::optional<std::uint64_t> content_length,
                                                         service::stream_service& service,
                                                         const edge_options& options) {
@@ -25,7 +24,8 @@ boost::asio::awaitable<early_answer> answer_before_body(boost::beast::tcp_stream
     auto producer = producer_headers(head);
     if (!incarnation || !*incarnation || !producer || !*producer) co_return early_answer::none;
 
-    const state::append headers{resolved->key, {}, {}, false, std::nullopt, **producer, **incarnation, std::nullopt};
+    const state::append headers{resolved->key, {},          {}, false, std::nullopt, **producer,
+                                **incarnation, std::nullopt};
     const auto answer = co_await service.answer_before_body(headers);
     if (!answer) co_return early_answer::none;
 

@@ -1,15 +1,16 @@
 #pragma once
 // One request and the means to answer it. Handlers decide what to answer;
 // this class writes it, with the headers every answer carries.
-#include <utility>
-#include <boost/asio/awaitable.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http.hpp>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http.hpp>
+
 #include "base/result.h"
+#include "edge/connection_stream.h"
 #include "edge/query.h"
 #include "edge/route.h"
 #include "service/stream_service.h"
@@ -32,10 +33,14 @@ struct edge_options {
 
 class exchange {
 public:
-    exchange(boost::beast::tcp_stream& stream, request& req, route r, query_params q,
+    exchange(connection_stream& stream, request& req, route r, query_params q,
              service::stream_service* service, const edge_options& options)
-        : _stream(stream), _req(req), _route(std::move(r)), _query(std::move(q)),
-          _service(service), _options(options) {}
+        : _stream(stream),
+          _req(req),
+          _route(std::move(r)),
+          _query(std::move(q)),
+          _service(service),
+          _options(options) {}
 
     const request& req() const { return _req; }
     request& req() { return _req; }
@@ -67,7 +72,7 @@ public:
     bool closing() const { return _close; }
 
 private:
-    boost::beast::tcp_stream& _stream;
+    connection_stream& _stream;
     request& _req;
     route _route;
     query_params _query;

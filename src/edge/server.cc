@@ -1,5 +1,7 @@
 #include "edge/server.h"
 
+#include <limits>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -8,8 +10,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <spdlog/spdlog.h>
-
-#include <limits>
 
 #include "edge/dispatch.h"
 #include "edge/early_answer.h"
@@ -23,7 +23,7 @@ using tcp = asio::ip::tcp;
 
 // Answers a request that never reached a route: a parse failure or a body
 // over the limit (extensions 10: 413 decided before reading the body).
-asio::awaitable<void> send_early_error(beast::tcp_stream& stream, const edge_options& options,
+asio::awaitable<void> send_early_error(connection_stream& stream, const edge_options& options,
                                        protocol::error_code code, std::string_view message) {
     request req;
     req.version(11);
@@ -62,8 +62,9 @@ void server::stop() {
 asio::awaitable<void> server::accept_loop() {
     while (_acceptor.is_open()) {
         boost::system::error_code ec;
-        tcp::socket socket = co_await _acceptor.async_accept(
-            asio::make_strand(_io), asio::redirect_error(asio::use_awaitable, ec));
+        const connection_executor strand = asio::make_strand(_io);
+        connection_socket socket =
+            co_await _acceptor.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
             if (ec == asio::error::operation_aborted) co_return;
             spdlog::warn("accept failed: {}", ec.message());
@@ -71,13 +72,13 @@ asio::awaitable<void> server::accept_loop() {
         }
         socket.set_option(tcp::no_delay(true), ec);
         auto executor = socket.get_executor();
-        auto* owned = new tcp::socket(std::move(socket));
+        auto* owned = new connection_socket(std::move(socket));
         asio::co_spawn(executor, serve_connection(owned), asio::detached);
     }
 }
 
-asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
-    beast::tcp_stream stream(std::move(*socket));
+asio::awaitable<void> server::serve_connection(connection_socket* socket) {
+    connection_stream stream(std::move(*socket));
     delete socket;
     beast::flat_buffer buffer;
     try {
@@ -119,7 +120,8 @@ asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
             }
             std::optional<std::uint64_t> declared;
             if (const auto length = parser.content_length()) declared = *length;
-            const auto early = co_await answer_before_body(stream, parser.get(), declared, _service, _options);
+            const auto early =
+                co_await answer_before_body(stream, parser.get(), declared, _service, _options);
             if (early == early_answer::close) break;
             if (early == early_answer::body_follows) {
                 // Read the body the client is sending, and drop it.
@@ -144,7 +146,8 @@ asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
             if (ec) {
                 if (ec != beast::error::timeout && ec != asio::error::eof &&
                     ec != http::error::partial_message) {
-                    co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
+                    co_await send_early_error(stream, _options,
+                                              protocol::error_code::invalid_request,
                                               "malformed HTTP request body");
                 }
                 break;

@@ -2,10 +2,11 @@
 // The HTTP/1.1 listener: accepts connections and runs one coroutine per
 // connection on its own strand. Keep-alive and pipelined requests are served
 // in order; slow or idle clients time out without holding a thread.
+#include <string>
 #include <utility>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <string>
 
 #include "edge/exchange.h"
 #include "service/stream_service.h"
@@ -24,7 +25,7 @@ public:
 private:
     boost::asio::awaitable<void> accept_loop();
     // Takes ownership of `socket` (a raw pointer: see runtime/async_slot.h).
-    boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket* socket);
+    boost::asio::awaitable<void> serve_connection(connection_socket* socket);
 
     boost::asio::io_context& _io;
     service::stream_service& _service;
