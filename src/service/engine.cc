@@ -179,7 +179,30 @@ group& engine::group_for(std::string_view key) {
     return *_groups[stable_hash(key) % _groups.size()];
 }
 
+asio::awaitable<void> engine::read_boundary(state::command_body& body) {
+    std::optional<state::boundary_check>* boundary = nullptr;
+    read_request request;
+    std::uint64_t offset = 0;
+    if (auto* publish = std::get_if<state::publish_snapshot>(&body)) {
+        boundary = &publish->boundary;
+        request.key = publish->key;
+        offset = publish->offset;
+    } else if (auto* retain = std::get_if<state::retain>(&body)) {
+        boundary = &retain->boundary;
+        request.key = retain->key;
+        offset = retain->offset;
+    }
+    if (boundary == nullptr || offset == 0) co_return;
+    request.start = protocol::read_start{protocol::read_start::kind::position, offset - 1};
+    request.max_bytes = 1;
+    request.renews_ttl = false;
+    const stream_view view = co_await read(request);
+    if (view.refusal || !view.json || view.data.empty()) co_return;  // apply decides
+    *boundary = state::boundary_check{view.incarnation, view.data.front().view().front() == '\n'};
+}
+
 asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
+    co_await read_boundary(body);
     auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
         co_await asio::this_coro::executor);
     const std::string* key = state::command_key(body);

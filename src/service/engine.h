@@ -61,6 +61,10 @@ public:
 
 private:
     group& group_for(std::string_view key);
+    // extensions 2.2 note: reads the byte before a snapshot or retention
+    // offset (from the cold tier if need be) into the command, so that apply
+    // can judge a JSON boundary it no longer holds in memory.
+    boost::asio::awaitable<void> read_boundary(state::command_body& body);
     // Proposes `body` to its group without waiting for the answer.
     void forward(state::command_body body);
     // One group's read, its cold pieces loaded; `as_source_of` as in group::read.

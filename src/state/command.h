@@ -81,6 +81,15 @@ struct flush_chunk {
     std::string object_key;
 };
 
+// extensions 2.2, Ursula's note: the byte before a JSON snapshot or retention
+// offset as the proposer read it, for apply to use when that byte is only in
+// the cold tier (apply reads no cold bytes). It holds for that incarnation only.
+struct boundary_check {
+    std::uint64_t incarnation = 0;
+    bool message_end = false;  // the byte is the LF that ends a message
+    bool operator==(const boundary_check&) const = default;
+};
+
 // extensions 2.2: publish the snapshot of [-1, offset). The body is inline,
 // or (1 MiB and more with a cold store) an object written before proposing.
 struct publish_snapshot {
@@ -92,6 +101,7 @@ struct publish_snapshot {
     std::uint64_t size = 0;
     std::string body;        // inline body, empty when object_key is set
     std::string object_key;  // cold-tier object holding the body
+    std::optional<boundary_check> boundary;
 };
 
 // extensions 2.2 Retention: drop everything below `offset`.
@@ -99,6 +109,7 @@ struct retain {
     std::string key;
     std::optional<std::uint64_t> if_incarnation;
     std::uint64_t offset = 0;
+    std::optional<boundary_check> boundary;
 };
 
 // base protocol 4.2: the source `key` of `incarnation` keeps its bytes for

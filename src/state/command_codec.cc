@@ -6,7 +6,8 @@
 namespace dstream::state {
 namespace {
 
-// Version 2 added the fork of create_stream; version 1 records still decode.
+// Version 2 added the fork of create_stream and the boundary check of
+// publish_snapshot and retain; version 1 records still decode.
 constexpr std::uint8_t codec_version = 2;
 
 void put_optional_u64(binary_writer& w, const std::optional<std::uint64_t>& v) {
@@ -27,6 +28,26 @@ bool get_optional_u64(binary_reader& r, std::optional<std::uint64_t>& v) {
 void put_optional_i64(binary_writer& w, const std::optional<std::int64_t>& v) {
     w.put_u8(v ? 1 : 0);
     if (v) w.put_u64(static_cast<std::uint64_t>(*v));
+}
+
+void put_boundary(binary_writer& w, const std::optional<boundary_check>& b) {
+    w.put_u8(b ? 1 : 0);
+    if (b) {
+        w.put_u64(b->incarnation);
+        w.put_u8(b->message_end ? 1 : 0);
+    }
+}
+
+bool get_boundary(binary_reader& r, std::uint8_t version, std::optional<boundary_check>& b) {
+    if (version < 2) return true;
+    std::uint8_t present = 0;
+    if (!r.get_u8(present) || present > 1) return false;
+    if (present == 0) return true;
+    std::uint8_t end = 0;
+    b.emplace();
+    if (!r.get_u64(b->incarnation) || !r.get_u8(end) || end > 1) return false;
+    b->message_end = end == 1;
+    return true;
 }
 
 bool get_optional_i64(binary_reader& r, std::optional<std::int64_t>& v) {
@@ -140,6 +161,7 @@ struct encoder {
         w.put_u64(c.size);
         w.put_string(c.body);
         w.put_string(c.object_key);
+        put_boundary(w, c.boundary);
     }
     void operator()(const rewrite_history& c) {
         w.put_u8(static_cast<std::uint8_t>(command_type::rewrite_history));
@@ -150,6 +172,7 @@ struct encoder {
         w.put_string(c.key);
         put_optional_u64(w, c.if_incarnation);
         w.put_u64(c.offset);
+        put_boundary(w, c.boundary);
     }
     void operator()(const expire_stream& c) {
         w.put_u8(static_cast<std::uint8_t>(command_type::expire_stream));
@@ -267,8 +290,10 @@ bool decode_body(binary_reader& r, std::uint8_t version, command_body& body) {
             for (auto& b : c.digest) {
                 if (!r.get_u8(b)) return false;
             }
-            if (!r.get_u64(c.size) || !r.get_string(c.body) || !r.get_string(c.object_key))
+            if (!r.get_u64(c.size) || !r.get_string(c.body) || !r.get_string(c.object_key) ||
+                !get_boundary(r, version, c.boundary)) {
                 return false;
+            }
             body = std::move(c);
             return true;
         }
@@ -281,7 +306,7 @@ bool decode_body(binary_reader& r, std::uint8_t version, command_body& body) {
         case command_type::retain: {
             retain c;
             if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation) ||
-                !r.get_u64(c.offset)) {
+                !r.get_u64(c.offset) || !get_boundary(r, version, c.boundary)) {
                 return false;
             }
             body = std::move(c);

@@ -48,17 +48,22 @@ void collect_objects(const stream& s, std::vector<std::string>& out) {
 
 // extensions 2.1: for a JSON stream, snapshot and retention offsets must be
 // message boundaries: the stream's first offset, or an offset after an LF.
-std::optional<error> check_json_boundary(const stream& s, std::uint64_t offset) {
+// A byte no longer in memory is judged by what the proposer read of it.
+std::optional<error> check_json_boundary(const stream& s, std::uint64_t offset,
+                                         const std::optional<boundary_check>& read) {
     if (!s.json || offset == 0 || offset == s.retained) return std::nullopt;
-    if (offset - 1 < s.bytes.begin_offset()) {
-        // The byte is only in the cold tier; apply never reads it (no I/O).
+    bool message_end = false;
+    if (offset - 1 >= s.bytes.begin_offset()) {
+        message_end = s.bytes.byte_at(offset - 1) == '\n';
+    } else if (read && read->incarnation == s.incarnation) {
+        message_end = read->message_end;
+    } else {
         return make_error(error_code::json_boundary_unverified,
                           "the server could not verify that the offset is a message boundary");
     }
-    if (s.bytes.byte_at(offset - 1) != '\n') {
+    if (!message_end)
         return make_error(error_code::not_json_boundary,
                           "the offset is not a JSON message boundary");
-    }
     return std::nullopt;
 }
 
@@ -498,7 +503,7 @@ apply_result group_state::apply_publish(const publish_snapshot& c) {
         return refuse(
             make_error(error_code::snapshot_conflict, "the snapshot offset is beyond the tail"));
     }
-    if (auto bad = check_json_boundary(*s, c.offset)) return refuse(std::move(*bad));
+    if (auto bad = check_json_boundary(*s, c.offset, c.boundary)) return refuse(std::move(*bad));
     if (s->snapshot && !s->snapshot->object_key.empty()) {
         r.garbage_objects.push_back(s->snapshot->object_key);
     }
@@ -545,7 +550,7 @@ apply_result group_state::apply_retain(const retain& c) {
         }
         // The snapshot's offset was verified as a boundary when it was published.
         if (c.offset != s->snapshot->offset) {
-            if (auto bad = check_json_boundary(*s, c.offset)) {
+            if (auto bad = check_json_boundary(*s, c.offset, c.boundary)) {
                 r.refusal = std::move(*bad);
                 return r;
             }

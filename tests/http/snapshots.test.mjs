@@ -912,6 +912,22 @@ test('ext 2.2: retention to the latest snapshot offset of a JSON stream answers 
     await expectError(await fetch(`${url}?offset=-1`), 410, 'STREAM_GONE');
 });
 
+test('ext 2.1, 2.2: retention below the snapshot point of a JSON stream, where the byte before it is cold, checks the boundary from the cold tier', async () => {
+    const { url, token, snapAt } = await jsonStreamWithColdSnapshotPoint('retbelow');
+    // The first message ends at its first LF: a boundary, in the cold tier.
+    const head = await (await fetch(`${url}?offset=-1&max_bytes=200`)).text();
+    const firstEnd = head.indexOf('\n') + 1;
+    assert.ok(firstEnd > 0 && firstEnd < offsetNum(snapAt));
+    await expectError(await retain(url, tok(firstEnd - 1)), 400, 'NOT_JSON_BOUNDARY');
+    const res = await retain(url, tok(firstEnd));
+    assert.equal(res.status, 204, await res.text());
+    assert.equal(res.headers.get('stream-retained-offset'), tok(firstEnd));
+    assert.equal(res.headers.get(INC), token);
+    const after = await fetch(`${url}?offset=${tok(firstEnd)}&max_bytes=100`);
+    assert.equal(after.status, 200);
+    assert.match(await after.text(), /^\{"id":2,/);
+});
+
 // ---------------------------------------------------------------------------
 // A client story: snapshot, retention, and a client that rebuilds from bootstrap.
 

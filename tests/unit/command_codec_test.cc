@@ -88,12 +88,14 @@ void expect_same(const publish_snapshot& a, const publish_snapshot& b) {
     EXPECT_EQ(a.size, b.size);
     EXPECT_EQ(a.body, b.body);
     EXPECT_EQ(a.object_key, b.object_key);
+    EXPECT_EQ(a.boundary, b.boundary);
 }
 
 void expect_same(const retain& a, const retain& b) {
     EXPECT_EQ(a.key, b.key);
     EXPECT_EQ(a.if_incarnation, b.if_incarnation);
     EXPECT_EQ(a.offset, b.offset);
+    EXPECT_EQ(a.boundary, b.boundary);
 }
 
 void expect_same(const rewrite_history& a, const rewrite_history& b) {
@@ -225,7 +227,11 @@ std::vector<named_command> sample_commands() {
     p2.object_key = "snapshots/ab/cd/1/00000000000001048576-ffff";
     out.push_back({"publish object", command{17, p2}});
 
-    out.push_back({"retain", command{18, retain{"b/s", std::nullopt, 123}}});
+    out.push_back({"retain", command{18, retain{"b/s", std::nullopt, 123, std::nullopt}}});
+    out.push_back({"retain with a boundary read",
+                   command{20, retain{"b/s", 7, 123, boundary_check{1ULL << 52, true}}}});
+    p2.boundary = boundary_check{(1ULL << 52) + 1, false};
+    out.push_back({"publish object with a boundary read", command{21, p2}});
     out.push_back({"rewrite history", command{19, rewrite_history{0x0123456789abcdefULL}}});
     return out;
 }
