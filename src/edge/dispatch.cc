@@ -1,6 +1,7 @@
 #include "edge/dispatch.h"
 
 #include "edge/handlers.h"
+#include "edge/http_metrics.h"
 #include "edge/subresource.h"
 
 namespace dstream::edge {
@@ -81,9 +82,9 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
 
 }  // namespace
 
-boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request& req,
+boost::asio::awaitable<void> dispatch(boost::beast::tcp_stream& stream, request& req,
                                       service::stream_service& service,
-                                      const edge_options& options) {
+                                      const edge_options& options, answer_summary& summary) {
     std::string_view target(req.target().data(), req.target().size());
     // RFC 9112 3.2.2: an absolute-form target names the authority itself.
     if (target.starts_with("http://") || target.starts_with("https://")) {
@@ -95,51 +96,52 @@ boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request&
     auto query = query_params::parse(question == std::string_view::npos
                                          ? std::string_view{}
                                          : target.substr(question + 1));
+    summary.kind = resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;
+    const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
     exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
-                query ? std::move(*query) : query_params{}, &service, options);
+                query ? std::move(*query) : query_params{}, &service, options, summary);
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
     if (req.version() >= 11 && req.count(http::field::host) == 0) {
         co_await answer_error(ex, error_code::invalid_request, "missing Host header");
-        co_return ex.closing();
+        co_return;
     }
     if (!resolved) {
         co_await answer_error(ex, resolved.err().code, resolved.err().message);
-        co_return ex.closing();
+        co_return;
     }
     if (!query) {
         co_await answer_error(ex, query.err().code, query.err().message);
-        co_return ex.closing();
+        co_return;
     }
     if (req.method() == http::verb::options) {
         co_await handle_options(ex);
-        co_return ex.closing();
+        co_return;
     }
     const route::kind what = ex.target().what;
     switch (what) {
         case route::kind::reserved:
             co_await answer_error(ex, error_code::not_found,
                                   "subscription APIs are not available on this server");
-            co_return ex.closing();
+            co_return;
         case route::kind::stream_subresource:
             co_await dispatch_subresource(ex);
-            co_return ex.closing();
+            co_return;
         case route::kind::operator_path:
             co_await handle_operator(ex);
-            co_return ex.closing();
+            co_return;
         case route::kind::none:
             co_await answer_error(ex, error_code::not_found, "no such route");
-            co_return ex.closing();
+            co_return;
         default:
             break;
     }
     for (const auto& entry : route_table) {
         if (entry.what == what && entry.method == req.method()) {
             co_await entry.handler(ex);
-            co_return ex.closing();
+            co_return;
         }
     }
     co_await answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
-    co_return ex.closing();
 }
 
 }  // namespace dstream::edge

@@ -8,9 +8,10 @@
 
 namespace dstream::edge {
 
-// Answers one request; returns true when the connection must close after it.
-boost::asio::awaitable<bool> dispatch(boost::beast::tcp_stream& stream, request& req,
+// Answers one request and reports the answer in `summary` (its `close`:
+// the connection must close after it).
+boost::asio::awaitable<void> dispatch(boost::beast::tcp_stream& stream, request& req,
                                       service::stream_service& service,
-                                      const edge_options& options);
+                                      const edge_options& options, answer_summary& summary);
 
 }  // namespace dstream::edge

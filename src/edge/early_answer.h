@@ -24,6 +24,7 @@ boost::asio::awaitable<early_answer> answer_before_body(boost::beast::tcp_stream
                                                         request& head,
                                                         std::optional<std::uint64_t> content_length,
                                                         service::stream_service& service,
-                                                        const edge_options& options);
+                                                        const edge_options& options,
+                                                        answer_summary& summary);
 
 }  // namespace dstream::edge
