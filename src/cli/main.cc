@@ -69,7 +69,7 @@ int run_serve(const cli::serve_options& opts) {
     std::unique_ptr<storage::local_dir_object_store> local_store;
     std::unique_ptr<storage::metered_object_store> store;
     std::unique_ptr<log::checkpoint_files> checkpoints;
-    storage::chunk_cache cache(opts.chunk_cache_bytes);
+    std::optional<storage::chunk_cache> cache;
     std::optional<service::engine> engine;
 
     if (opts.memory) {
@@ -86,7 +86,7 @@ int run_serve(const cli::serve_options& opts) {
         store = std::make_unique<storage::metered_object_store>(*local_store);
         service::cold_tier cold;
         cold.store = store.get();
-        cold.cache = &cache;
+        cold.cache = &cache.emplace(opts.chunk_cache_bytes);
         cold.io = io_pool.get_executor();
         cold.group_hot_budget = std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
         checkpoints = std::make_unique<log::checkpoint_files>(dir / "checkpoints");
