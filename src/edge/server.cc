@@ -87,7 +87,6 @@ void server::drain(std::function<void()> drained) {
         boost::system::error_code ignored;
         _acceptor.close(ignored);
     });
-    _service.end_live_reads();
     std::function<void()> already;
     {
         std::lock_guard lock(_connections_mutex);
@@ -107,6 +106,9 @@ void server::drain(std::function<void()> drained) {
             _drained = std::move(drained);
         }
     }
+    // After the posts above: a woken reader reaches its strand behind them,
+    // so its answer already says the connection closes.
+    _service.end_live_reads();
     if (already) asio::post(_io, std::move(already));
 }
 
