@@ -4,7 +4,7 @@ namespace dstream::service {
 
 void service_metrics::collect(metrics::exposition& out) const {
     out.counter("dstream_appends_total",
-                "Appends that added bytes to a stream (producer repeats and refusals excluded)",
+                "Appends applied as new writes (producer repeats and refusals excluded)",
                 appends.value());
     out.counter("dstream_appended_bytes_total", "Stream bytes added by those appends",
                 appended_bytes.value());

@@ -82,11 +82,15 @@ test('metrics: the scrape is strict Prometheus text 0.0.4 with every family of a
     assert.ok(value(m, 'dstream_object_store_operations_total', { op: 'list', result: 'ok' }) >= 2);
 });
 
-test('metrics: HEAD answers the headers only, other methods 404', async () => {
+test('metrics: HEAD answers the headers only; other methods are 404 (an operator route is no bucket)', async () => {
     const head = await fetch(`${srv.url}/__ursula/metrics`, { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(await head.text(), '');
-    assert.equal((await fetch(`${srv.url}/__ursula/metrics`, { method: 'POST', body: 'x' })).status, 404);
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+        const res = await fetch(`${srv.url}/__ursula/metrics`, { method, body: method === 'DELETE' ? undefined : 'x' });
+        assert.equal(res.status, 404, method);
+        assert.equal((await res.json()).error.code, 'NOT_FOUND');
+    }
 });
 
 test('metrics: appends, bytes, streams and requests by route and status move with traffic', async () => {
