@@ -3,11 +3,12 @@
 // drains (no new connections, live reads answered, idle connections closed,
 // answers in flight finished), and the io stops once no connection is left
 // or when the bound passes, whichever comes first. The WAL is flushed after.
+#include <chrono>
 #include <utility>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <chrono>
 
 #include "edge/server.h"
 #include "metrics/stopwatch.h"

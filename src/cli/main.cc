@@ -1,15 +1,15 @@
 // The dstream command: `dstream serve` runs a node.
+#include <chrono>
+#include <filesystem>
+#include <malloc.h>
+#include <optional>
+#include <thread>
 #include <utility>
+
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
-#include <malloc.h>
-
-#include <chrono>
-#include <filesystem>
-#include <optional>
-#include <thread>
 
 #include "base/version.h"
 #include "cli/graceful_stop.h"
@@ -21,11 +21,11 @@
 #include "log/memory_log.h"
 #include "log/node_wal.h"
 #include "log/wal_group_log.h"
+#include "runtime/node_identity.h"
+#include "service/engine.h"
 #include "storage/chunk_cache.h"
 #include "storage/local_dir_object_store.h"
 #include "storage/metered_object_store.h"
-#include "runtime/node_identity.h"
-#include "service/engine.h"
 
 namespace {
 

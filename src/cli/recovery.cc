@@ -1,9 +1,9 @@
 #include "cli/recovery.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <chrono>
+
+#include <spdlog/spdlog.h>
 
 #include "cli/node_metrics.h"
 #include "metrics/stopwatch.h"

@@ -77,7 +77,9 @@ void apply_config_file(serve_options& opts) {
     const auto read_bool = [&](const char* key, const char* flag, bool& out) {
         if (auto v = table[key]; v && !flag_given(flag)) {
             auto b = v.value<bool>();
-            if (!b) throw std::runtime_error(std::string("config setting '") + key + "' must be true or false");
+            if (!b)
+                throw std::runtime_error(std::string("config setting '") + key +
+                                         "' must be true or false");
             out = *b;
         }
     };

@@ -83,8 +83,8 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
 }  // namespace
 
 boost::asio::awaitable<void> dispatch(boost::beast::tcp_stream& stream, request& req,
-                                      service::stream_service& service,
-                                      const edge_options& options, answer_summary& summary) {
+                                      service::stream_service& service, const edge_options& options,
+                                      answer_summary& summary) {
     std::string_view target(req.target().data(), req.target().size());
     // RFC 9112 3.2.2: an absolute-form target names the authority itself.
     if (target.starts_with("http://") || target.starts_with("https://")) {
@@ -96,7 +96,8 @@ boost::asio::awaitable<void> dispatch(boost::beast::tcp_stream& stream, request&
     auto query = query_params::parse(question == std::string_view::npos
                                          ? std::string_view{}
                                          : target.substr(question + 1));
-    summary.kind = resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;
+    summary.kind =
+        resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;
     const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
     exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
                 query ? std::move(*query) : query_params{}, &service, options, summary);
@@ -141,7 +142,8 @@ boost::asio::awaitable<void> dispatch(boost::beast::tcp_stream& stream, request&
             co_return;
         }
     }
-    co_await answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
+    co_await answer_error(ex, error_code::method_not_allowed,
+                          "method not allowed on this resource");
 }
 
 }  // namespace dstream::edge

@@ -11,7 +11,7 @@ namespace dstream::edge {
 // Answers one request and reports the answer in `summary` (its `close`:
 // the connection must close after it).
 boost::asio::awaitable<void> dispatch(boost::beast::tcp_stream& stream, request& req,
-                                      service::stream_service& service,
-                                      const edge_options& options, answer_summary& summary);
+                                      service::stream_service& service, const edge_options& options,
+                                      answer_summary& summary);
 
 }  // namespace dstream::edge

@@ -7,12 +7,9 @@
 
 namespace dstream::edge {
 
-boost::asio::awaitable<early_answer> answer_before_body(boost::beast::tcp_stream& stream,
-                                                        request& head,
-                                                        std::optional<std::uint64_t> content_length,
-                                                        service::stream_service& service,
-                                                        const edge_options& options,
-                                                        answer_summary& summary) {
+boost::asio::awaitable<early_answer> answer_before_body(
+    boost::beast::tcp_stream& stream, request& head, std::optional<std::uint64_t> content_length,
+    service::stream_service& service, const edge_options& options, answer_summary& summary) {
     const bool expects_continue = boost::beast::iequals(head[http::field::expect], "100-continue");
     if (head.method() != http::verb::post ||
         (!expects_continue && content_length.value_or(0) < early_answer_min_body)) {

@@ -20,11 +20,8 @@ enum class early_answer {
 
 inline constexpr std::uint64_t early_answer_min_body = 64 * 1024;
 
-boost::asio::awaitable<early_answer> answer_before_body(boost::beast::tcp_stream& stream,
-                                                        request& head,
-                                                        std::optional<std::uint64_t> content_length,
-                                                        service::stream_service& service,
-                                                        const edge_options& options,
-                                                        answer_summary& summary);
+boost::asio::awaitable<early_answer> answer_before_body(
+    boost::beast::tcp_stream& stream, request& head, std::optional<std::uint64_t> content_length,
+    service::stream_service& service, const edge_options& options, answer_summary& summary);
 
 }  // namespace dstream::edge

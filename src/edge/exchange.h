@@ -1,13 +1,14 @@
 #pragma once
 // One request and the means to answer it. Handlers decide what to answer;
 // this class writes it, with the headers every answer carries.
+#include <chrono>
+#include <string>
 #include <utility>
+#include <vector>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
-#include <chrono>
-#include <string>
-#include <vector>
 
 #include "base/result.h"
 #include "edge/query.h"
@@ -47,10 +48,14 @@ public:
     // The exchange reports its answer in `summary`; a `close` already set
     // there (a server that drains) closes the connection after it.
     exchange(boost::beast::tcp_stream& stream, request& req, route r, query_params q,
-             service::stream_service* service, const edge_options& options,
-             answer_summary& summary)
-        : _stream(stream), _req(req), _route(std::move(r)), _query(std::move(q)),
-          _service(service), _options(options), _summary(summary) {}
+             service::stream_service* service, const edge_options& options, answer_summary& summary)
+        : _stream(stream),
+          _req(req),
+          _route(std::move(r)),
+          _query(std::move(q)),
+          _service(service),
+          _options(options),
+          _summary(summary) {}
 
     const request& req() const { return _req; }
     request& req() { return _req; }

@@ -49,8 +49,7 @@ void http_metrics::collect(metrics::exposition& out) const {
                "Live readers waiting for or streaming new bytes, by mode");
     out.sample("dstream_live_readers", {{"mode", "long_poll"}},
                static_cast<double>(long_poll_readers.value()));
-    out.sample("dstream_live_readers", {{"mode", "sse"}},
-               static_cast<double>(sse_readers.value()));
+    out.sample("dstream_live_readers", {{"mode", "sse"}}, static_cast<double>(sse_readers.value()));
 }
 
 }  // namespace dstream::edge

@@ -1,5 +1,7 @@
 #include "edge/server.h"
 
+#include <limits>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -8,8 +10,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <spdlog/spdlog.h>
-
-#include <limits>
 
 #include "edge/dispatch.h"
 #include "edge/early_answer.h"
@@ -124,7 +124,8 @@ std::string server::open_work() const {
             in_flight += fmt::format(" {}={}", name(static_cast<request_kind>(i)), n);
         }
     }
-    return fmt::format("connections={} in_flight:{}", open, in_flight.empty() ? " none" : in_flight);
+    return fmt::format("connections={} in_flight:{}", open,
+                       in_flight.empty() ? " none" : in_flight);
 }
 
 void server::forget(const connection* conn) {
@@ -286,8 +287,8 @@ void server::account(const connection& conn, const request& head, std::uint64_t 
     }
     if (_access_log) {
         _access_log->info("method={} target={} status={} bytes={} duration_us={} remote={}",
-                          text(head.method_string()), text(head.target()), s.status,
-                          s.body_bytes, duration_us, conn.remote);
+                          text(head.method_string()), text(head.target()), s.status, s.body_bytes,
+                          duration_us, conn.remote);
     }
 }
 

@@ -2,16 +2,17 @@
 // The HTTP/1.1 listener: accepts connections and runs one coroutine per
 // connection on its own strand. Keep-alive and pipelined requests are served
 // in order; slow or idle clients time out without holding a thread.
-#include <utility>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/strand.hpp>
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
 
 #include "edge/exchange.h"
 #include "service/stream_service.h"

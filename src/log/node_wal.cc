@@ -1,17 +1,16 @@
 #include "log/node_wal.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "base/durable_dirs.h"
 #include "log/wal_format.h"

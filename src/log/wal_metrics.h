@@ -10,7 +10,7 @@ namespace dstream::log {
 
 namespace wal_bounds {
 inline constexpr std::uint64_t records[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
-inline constexpr std::uint64_t bytes[] = {256,      1 << 10,  4 << 10, 16 << 10, 64 << 10,
+inline constexpr std::uint64_t bytes[] = {256,       1 << 10, 4 << 10, 16 << 10, 64 << 10,
                                           256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
 }  // namespace wal_bounds
 

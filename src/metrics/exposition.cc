@@ -1,18 +1,21 @@
 #include "metrics/exposition.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
 #include <iterator>
+
+#include <fmt/format.h>
 
 namespace dstream::metrics {
 namespace {
 
 std::string_view type_name(metric_type type) {
     switch (type) {
-        case metric_type::counter: return "counter";
-        case metric_type::gauge: return "gauge";
-        case metric_type::histogram: return "histogram";
+        case metric_type::counter:
+            return "counter";
+        case metric_type::gauge:
+            return "gauge";
+        case metric_type::histogram:
+            return "histogram";
     }
     return "untyped";
 }

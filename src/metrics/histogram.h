@@ -54,9 +54,9 @@ namespace bounds {
 // Latencies in microseconds, from 50 µs to a minute (long-polls and SSE
 // connections last up to 60 s).
 inline constexpr std::uint64_t latency_us[] = {
-    50,     100,     250,     500,     1'000,     2'500,     5'000,      10'000,     25'000,
-    50'000, 100'000, 250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000, 30'000'000,
-    60'000'000};
+    50,        100,       250,        500,        1'000,     2'500,   5'000,
+    10'000,    25'000,    50'000,     100'000,    250'000,   500'000, 1'000'000,
+    2'500'000, 5'000'000, 10'000'000, 30'000'000, 60'000'000};
 }  // namespace bounds
 
 }  // namespace dstream::metrics

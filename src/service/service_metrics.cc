@@ -8,8 +8,7 @@ void service_metrics::collect(metrics::exposition& out) const {
                 appends.value());
     out.counter("dstream_appended_bytes_total", "Stream bytes added by those appends",
                 appended_bytes.value());
-    out.gauge("dstream_streams", "Live streams on this node",
-              static_cast<double>(streams.value()));
+    out.gauge("dstream_streams", "Live streams on this node", static_cast<double>(streams.value()));
     out.gauge("dstream_hot_bytes",
               "Stream bytes held in memory above the cold frontier, all groups",
               static_cast<double>(hot_bytes.value()));

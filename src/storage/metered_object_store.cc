@@ -22,10 +22,9 @@ status metered_object_store::put(const std::string& key, std::string_view bytes)
     return metered(_metrics, object_op::put, [&] { return _inner.put(key, bytes); });
 }
 
-status metered_object_store::get(const std::string& key, std::uint64_t offset,
-                                 std::uint64_t length, std::string& out) {
-    return metered(_metrics, object_op::get,
-                   [&] { return _inner.get(key, offset, length, out); });
+status metered_object_store::get(const std::string& key, std::uint64_t offset, std::uint64_t length,
+                                 std::string& out) {
+    return metered(_metrics, object_op::get, [&] { return _inner.get(key, offset, length, out); });
 }
 
 status metered_object_store::remove(const std::string& key) {

@@ -4,10 +4,14 @@ namespace dstream::storage {
 
 std::string_view name(object_op op) {
     switch (op) {
-        case object_op::put: return "put";
-        case object_op::get: return "get";
-        case object_op::remove: return "remove";
-        case object_op::list: return "list";
+        case object_op::put:
+            return "put";
+        case object_op::get:
+            return "get";
+        case object_op::remove:
+            return "remove";
+        case object_op::list:
+            return "list";
     }
     return "other";
 }

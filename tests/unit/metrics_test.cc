@@ -1,8 +1,8 @@
 // The metrics primitives and their Prometheus text rendering (exposition
 // format 0.0.4): what a scraper parses must be exact.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "metrics/counter.h"
 #include "metrics/exposition.h"
@@ -92,9 +92,12 @@ TEST(Histogram, DivisorExportsMicrosecondsAsSecondsAndLabelsPrecedeLe) {
     exposition out;
     out.buckets("d_seconds", {{"route", "append"}}, h.read(), 1e6);
     const std::string& t = out.text();
-    EXPECT_NE(t.find("d_seconds_bucket{route=\"append\",le=\"5e-05\"} 0\n"), std::string::npos) << t;
-    EXPECT_NE(t.find("d_seconds_bucket{route=\"append\",le=\"0.001\"} 0\n"), std::string::npos) << t;
-    EXPECT_NE(t.find("d_seconds_bucket{route=\"append\",le=\"0.0025\"} 1\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("d_seconds_bucket{route=\"append\",le=\"5e-05\"} 0\n"), std::string::npos)
+        << t;
+    EXPECT_NE(t.find("d_seconds_bucket{route=\"append\",le=\"0.001\"} 0\n"), std::string::npos)
+        << t;
+    EXPECT_NE(t.find("d_seconds_bucket{route=\"append\",le=\"0.0025\"} 1\n"), std::string::npos)
+        << t;
     EXPECT_NE(t.find("d_seconds_bucket{route=\"append\",le=\"60\"} 1\n"), std::string::npos) << t;
     EXPECT_NE(t.find("d_seconds_bucket{route=\"append\",le=\"+Inf\"} 1\n"), std::string::npos) << t;
     EXPECT_NE(t.find("d_seconds_sum{route=\"append\"} 0.0015\n"), std::string::npos) << t;

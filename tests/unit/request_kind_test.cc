@@ -2,10 +2,10 @@
 // subresources by what they are.
 #include "edge/request_kind.h"
 
-#include <gtest/gtest.h>
-
 #include <set>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "edge/http_metrics.h"
 
@@ -32,14 +32,17 @@ TEST(RequestKind, StreamOperationsByMethod) {
 
 TEST(RequestKind, LiveReadsAreTheirOwnKinds) {
     EXPECT_EQ(kind_of("/mybucket/mystream", verb::get, "offset=-1"), request_kind::read);
-    EXPECT_EQ(kind_of("/mybucket/mystream", verb::get, "offset=now&live=long-poll"), request_kind::long_poll);
+    EXPECT_EQ(kind_of("/mybucket/mystream", verb::get, "offset=now&live=long-poll"),
+              request_kind::long_poll);
     EXPECT_EQ(kind_of("/mybucket/mystream", verb::get, "offset=now&live=sse"), request_kind::sse);
     EXPECT_EQ(kind_of("/mybucket/mystream", verb::get, "live=bogus"), request_kind::read);
 }
 
 TEST(RequestKind, SubresourcesBucketsAndOperatorRoutes) {
-    EXPECT_EQ(kind_of("/mybucket/mystream/snapshot/00000000000000000000", verb::put), request_kind::snapshot);
-    EXPECT_EQ(kind_of("/mybucket/mystream/retention/00000000000000000000", verb::put), request_kind::retention);
+    EXPECT_EQ(kind_of("/mybucket/mystream/snapshot/00000000000000000000", verb::put),
+              request_kind::snapshot);
+    EXPECT_EQ(kind_of("/mybucket/mystream/retention/00000000000000000000", verb::put),
+              request_kind::retention);
     EXPECT_EQ(kind_of("/mybucket/mystream/bootstrap", verb::get), request_kind::bootstrap);
     EXPECT_EQ(kind_of("/mybucket/mystream/nothing-here", verb::get), request_kind::other);
     EXPECT_EQ(kind_of("/mybucket", verb::put), request_kind::bucket);
@@ -57,7 +60,8 @@ TEST(RequestKind, EveryKindHasADistinctLabel) {
 
 TEST(HttpMetrics, CountsByKindAndStatusAndIgnoresNoAnswer) {
     http_metrics& m = http_metrics::get();
-    const auto before = m.of(request_kind::bucket).by_status[404 - http_metrics::first_status].value();
+    const auto before =
+        m.of(request_kind::bucket).by_status[404 - http_metrics::first_status].value();
     m.record(request_kind::bucket, 404, 10);
     m.record(request_kind::bucket, 0, 10);
     EXPECT_EQ(m.of(request_kind::bucket).by_status[404 - http_metrics::first_status].value(),
