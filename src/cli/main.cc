@@ -1,26 +1,31 @@
 // The dstream command: `dstream serve` runs a node.
-#include <utility>
-#include <CLI/CLI.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <spdlog/spdlog.h>
-#include <malloc.h>
-
 #include <chrono>
 #include <filesystem>
+#include <malloc.h>
 #include <optional>
 #include <thread>
+#include <utility>
 
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/version.h"
+#include "cli/graceful_stop.h"
+#include "cli/node_metrics.h"
+#include "cli/recovery.h"
 #include "cli/serve_options.h"
+#include "cli/signals.h"
 #include "edge/server.h"
 #include "log/memory_log.h"
 #include "log/node_wal.h"
 #include "log/wal_group_log.h"
-#include "storage/chunk_cache.h"
-#include "storage/local_dir_object_store.h"
 #include "runtime/node_identity.h"
 #include "service/engine.h"
+#include "storage/chunk_cache.h"
+#include "storage/local_dir_object_store.h"
+#include "storage/metered_object_store.h"
 
 namespace {
 
@@ -45,21 +50,26 @@ void sweep_orphan_objects(storage::object_store& store, const service::engine& e
 }
 
 int run_serve(const cli::serve_options& opts) {
+    // Before any other thread starts: they all inherit the blocked signals.
+    cli::stop_signals signals;
     // Stream blocks are up to 1 MiB: keep them in their own mappings so memory
     // freed by a chunk flush goes back to the system instead of fragmenting
     // the heap (glibc would otherwise raise its mmap threshold as they free).
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     spdlog::set_level(spdlog::level::from_str(opts.log_level));
     const auto [host, port] = cli::split_listen(opts.listen);
+    cli::node_metrics::get();
 
     edge::edge_options edge_opts;
+    edge_opts.access_log = opts.access_log;
     boost::asio::io_context io(static_cast<int>(opts.threads));
     // Blocking object-store I/O runs here, never on the edge or a group.
     boost::asio::thread_pool io_pool(2);
     std::unique_ptr<log::node_wal> wal;
-    std::unique_ptr<storage::local_dir_object_store> store;
+    std::unique_ptr<storage::local_dir_object_store> local_store;
+    std::unique_ptr<storage::metered_object_store> store;
     std::unique_ptr<log::checkpoint_files> checkpoints;
-    storage::chunk_cache cache(opts.chunk_cache_bytes);
+    std::optional<storage::chunk_cache> cache;
     std::optional<service::engine> engine;
 
     if (opts.memory) {
@@ -72,32 +82,18 @@ int run_serve(const cli::serve_options& opts) {
         const std::filesystem::path dir(opts.data_dir);
         const runtime::node_meta meta = runtime::load_or_create_node_meta(dir, opts.groups);
         edge_opts.cluster_id = meta.cluster_id;
-        store = std::make_unique<storage::local_dir_object_store>(dir / "objects");
+        local_store = std::make_unique<storage::local_dir_object_store>(dir / "objects");
+        store = std::make_unique<storage::metered_object_store>(*local_store);
         service::cold_tier cold;
         cold.store = store.get();
-        cold.cache = &cache;
+        cold.cache = &cache.emplace(opts.chunk_cache_bytes);
         cold.io = io_pool.get_executor();
         cold.group_hot_budget = std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
         checkpoints = std::make_unique<log::checkpoint_files>(dir / "checkpoints");
         engine.emplace(io, meta.group_count, cold,
                        service::checkpointing{checkpoints.get(), opts.checkpoint_bytes});
         wal = std::make_unique<log::node_wal>(log::wal_options{dir / "wal", opts.wal_segment_bytes});
-        const auto started = std::chrono::steady_clock::now();
-        engine->restore_checkpoints(*checkpoints);
-        // A group's log continues past its checkpoint even when recovery
-        // finds none of its records (their segments were deleted).
-        std::vector<std::uint64_t> last_index(meta.group_count, 0);
-        for (std::size_t g = 0; g < meta.group_count; ++g) last_index[g] = engine->checkpoint_index(g);
-        const log::wal_recovery recovered =
-            wal->recover([&](std::uint32_t group, std::uint64_t index, std::string_view record) {
-                engine->replay(group, index, record);
-                last_index[group] = std::max(last_index[group], index);
-            });
-        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::steady_clock::now() - started);
-        spdlog::info("recovered {} log records ({} bytes, {} segments) in {} ms{}", recovered.records,
-                     recovered.bytes, recovered.segments, took.count(),
-                     recovered.torn_tail_cut ? "; cut a torn tail" : "");
+        const std::vector<std::uint64_t> last_index = cli::recover(*engine, *checkpoints, *wal);
         engine->attach_logs([&](std::size_t i, boost::asio::any_io_executor strand) {
             return std::make_unique<log::wal_group_log>(*wal, static_cast<std::uint32_t>(i),
                                                         std::move(strand), last_index[i]);
@@ -110,30 +106,27 @@ int run_serve(const cli::serve_options& opts) {
 
     edge::server server(io, *engine, edge_opts);
     server.listen(host, port);
-    if (opts.memory) {
-        spdlog::warn("dstream listening on {}:{} in MEMORY mode: every stream is lost at exit",
-                     host, server.port());
-    } else {
-        spdlog::info("dstream listening on {}:{}, durable, data dir {}", host, server.port(),
-                     opts.data_dir);
-    }
-    spdlog::info("cluster id {}, {} groups, {} threads", edge_opts.cluster_id, opts.groups,
-                 opts.threads);
+    if (opts.memory) spdlog::warn("MEMORY mode: every stream is lost at exit");
+    spdlog::info(
+        "dstream start: version={} listen={}:{} data_dir={} mode={} groups={} threads={} "
+        "cluster_id={} access_log={} shutdown_timeout_s={}",
+        version(), host, server.port(), opts.memory ? "-" : opts.data_dir,
+        opts.memory ? "memory" : "durable", engine->group_count(), opts.threads,
+        edge_opts.cluster_id, opts.access_log, opts.shutdown_timeout_seconds);
 
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code&, int sig) {
-        spdlog::info("signal {}: stopping", sig);
-        server.stop();
-        io.stop();
-    });
+    cli::graceful_stop stop(io, server, std::chrono::seconds(opts.shutdown_timeout_seconds));
+    signals.on_first([&stop](int sig) { stop.begin(sig); });
 
     std::vector<std::thread> threads;
     for (unsigned i = 1; i < opts.threads; ++i) threads.emplace_back([&io] { io.run(); });
     io.run();
     for (auto& t : threads) t.join();
     io_pool.join();
+    // Whatever the groups logged while draining (a chunk flush, an expiry)
+    // is written before the process goes.
     if (wal) wal->stop();
-    spdlog::info("dstream stopped");
+    spdlog::info("dstream stop: drained={} elapsed_ms={} wal_flushed={}", !stop.cut(),
+                 stop.elapsed_ms(), wal != nullptr);
     return 0;
 }
 

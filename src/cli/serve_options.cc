@@ -50,6 +50,13 @@ void add_serve_flags(CLI::App& app, serve_options& opts) {
     app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
         ->capture_default_str();
+    app.add_flag("--access-log", opts.access_log,
+                 "Log one line per request (method, target, status, bytes, duration, remote)");
+    app.add_option("--shutdown-timeout-seconds", opts.shutdown_timeout_seconds,
+                   "On SIGTERM or SIGINT, how long requests in flight may take to finish before "
+                   "they are cut")
+        ->check(CLI::Range(0u, 3600u))
+        ->capture_default_str();
 }
 
 void apply_config_file(serve_options& opts) {
@@ -65,6 +72,15 @@ void apply_config_file(serve_options& opts) {
             auto s = v.value<std::string>();
             if (!s) throw std::runtime_error(std::string("config setting '") + key + "' must be a string");
             out = *s;
+        }
+    };
+    const auto read_bool = [&](const char* key, const char* flag, bool& out) {
+        if (auto v = table[key]; v && !flag_given(flag)) {
+            auto b = v.value<bool>();
+            if (!b)
+                throw std::runtime_error(std::string("config setting '") + key +
+                                         "' must be true or false");
+            out = *b;
         }
     };
     const auto read_number = [&](const char* key, const char* flag, auto& out, std::int64_t lo,
@@ -91,11 +107,10 @@ void apply_config_file(serve_options& opts) {
                 std::int64_t{1} << 16, std::int64_t{1} << 32);
     read_number("chunk_cache_bytes", "--chunk-cache-bytes", opts.chunk_cache_bytes, 0,
                 std::int64_t{1} << 40);
-    if (auto v = table["memory"]; v && !flag_given("--memory")) {
-        auto b = v.value<bool>();
-        if (!b) throw std::runtime_error("config setting 'memory' must be true or false");
-        opts.memory = *b;
-    }
+    read_number("shutdown_timeout_seconds", "--shutdown-timeout-seconds",
+                opts.shutdown_timeout_seconds, 0, 3600);
+    read_bool("memory", "--memory", opts.memory);
+    read_bool("access_log", "--access-log", opts.access_log);
 }
 
 std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {

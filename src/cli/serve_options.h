@@ -18,6 +18,8 @@ struct serve_options {
     std::uint64_t chunk_cache_bytes = 64u << 20;
     std::uint64_t checkpoint_bytes = 64u << 20;
     std::uint64_t wal_segment_bytes = 32u << 20;
+    bool access_log = false;
+    unsigned shutdown_timeout_seconds = 10;
 };
 
 void add_serve_flags(CLI::App& app, serve_options& opts);

@@ -1,6 +1,7 @@
 #include "edge/dispatch.h"
 
 #include "edge/handlers.h"
+#include "edge/http_metrics.h"
 #include "edge/subresource.h"
 
 namespace dstream::edge {
@@ -38,8 +39,7 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
     const http::verb method = ex.req().method();
     switch (sub->what) {
         case subresource::kind::snapshot:
-            if (method == http::verb::put || method == http::verb::get ||
-                method == http::verb::head) {
+            if (method == http::verb::put || method == http::verb::get || method == http::verb::head) {
                 co_await handle_snapshot(ex, sub->offset);
                 co_return;
             }
@@ -71,22 +71,20 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
             }
             co_return;
         case subresource::kind::snapshot_parts:
-            co_await answer_error(ex, error_code::unsupported,
-                                  "snapshot uploads in parts are not supported yet");
+            co_await answer_error(ex, error_code::unsupported, "snapshot uploads in parts are not supported yet");
             co_return;
         case subresource::kind::other:
             co_await answer_error(ex, error_code::not_found, "no such stream subresource");
             co_return;
     }
-    co_await answer_error(ex, error_code::method_not_allowed,
-                          "method not allowed on this resource");
+    co_await answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
 }
 
 }  // namespace
 
-boost::asio::awaitable<bool> dispatch(connection_stream& stream, request& req,
-                                      service::stream_service& service,
-                                      const edge_options& options) {
+boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
+                                      service::stream_service& service, const edge_options& options,
+                                      answer_summary& summary) {
     std::string_view target(req.target().data(), req.target().size());
     // RFC 9112 3.2.2: an absolute-form target names the authority itself.
     if (target.starts_with("http://") || target.starts_with("https://")) {
@@ -95,54 +93,57 @@ boost::asio::awaitable<bool> dispatch(connection_stream& stream, request& req,
     }
     const auto question = target.find('?');
     auto resolved = resolve_route(target.substr(0, question));
-    auto query = query_params::parse(
-        question == std::string_view::npos ? std::string_view{} : target.substr(question + 1));
+    auto query = query_params::parse(question == std::string_view::npos
+                                         ? std::string_view{}
+                                         : target.substr(question + 1));
+    summary.kind =
+        resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;
+    const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
     exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
-                query ? std::move(*query) : query_params{}, &service, options);
+                query ? std::move(*query) : query_params{}, &service, options, summary);
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
     if (req.version() >= 11 && req.count(http::field::host) == 0) {
         co_await answer_error(ex, error_code::invalid_request, "missing Host header");
-        co_return ex.closing();
+        co_return;
     }
     if (!resolved) {
         co_await answer_error(ex, resolved.err().code, resolved.err().message);
-        co_return ex.closing();
+        co_return;
     }
     if (!query) {
         co_await answer_error(ex, query.err().code, query.err().message);
-        co_return ex.closing();
+        co_return;
     }
     if (req.method() == http::verb::options) {
         co_await handle_options(ex);
-        co_return ex.closing();
+        co_return;
     }
     const route::kind what = ex.target().what;
     switch (what) {
         case route::kind::reserved:
             co_await answer_error(ex, error_code::not_found,
                                   "subscription APIs are not available on this server");
-            co_return ex.closing();
+            co_return;
         case route::kind::stream_subresource:
             co_await dispatch_subresource(ex);
-            co_return ex.closing();
+            co_return;
         case route::kind::operator_path:
             co_await handle_operator(ex);
-            co_return ex.closing();
+            co_return;
         case route::kind::none:
             co_await answer_error(ex, error_code::not_found, "no such route");
-            co_return ex.closing();
+            co_return;
         default:
             break;
     }
     for (const auto& entry : route_table) {
         if (entry.what == what && entry.method == req.method()) {
             co_await entry.handler(ex);
-            co_return ex.closing();
+            co_return;
         }
     }
     co_await answer_error(ex, error_code::method_not_allowed,
                           "method not allowed on this resource");
-    co_return ex.closing();
 }
 
 }  // namespace dstream::edge

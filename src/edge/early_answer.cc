@@ -7,10 +7,9 @@
 
 namespace dstream::edge {
 
-boost::asio::awaitable<early_answer> answer_before_body(connection_stream& stream, request& head,
-                                                        std::optional<std::uint64_t> content_length,
-                                                        service::stream_service& service,
-                                                        const edge_options& options) {
+boost::asio::awaitable<early_answer> answer_before_body(
+    connection_stream& stream, request& head, std::optional<std::uint64_t> content_length,
+    service::stream_service& service, const edge_options& options, answer_summary& summary) {
     const bool expects_continue = boost::beast::iequals(head[http::field::expect], "100-continue");
     if (head.method() != http::verb::post ||
         (!expects_continue && content_length.value_or(0) < early_answer_min_body)) {
@@ -24,12 +23,12 @@ boost::asio::awaitable<early_answer> answer_before_body(connection_stream& strea
     auto producer = producer_headers(head);
     if (!incarnation || !*incarnation || !producer || !*producer) co_return early_answer::none;
 
-    const state::append headers{resolved->key, {},          {}, false, std::nullopt, **producer,
-                                **incarnation, std::nullopt};
+    const state::append headers{resolved->key, {}, {}, false, std::nullopt, **producer, **incarnation, std::nullopt};
     const auto answer = co_await service.answer_before_body(headers);
     if (!answer) co_return early_answer::none;
 
-    exchange ex(stream, head, std::move(*resolved), query_params{}, &service, options);
+    summary.kind = request_kind::append;
+    exchange ex(stream, head, std::move(*resolved), query_params{}, &service, options, summary);
     if (expects_continue) ex.close_after();
     response res = render_append_answer(ex, *answer, false);
     co_await ex.send(res);

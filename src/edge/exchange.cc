@@ -46,8 +46,13 @@ response exchange::make_response(http::status status) const {
     res.set(hdr::cross_origin_resource_policy, "cross-origin");
     res.set(http::field::access_control_allow_origin, "*");
     res.set(http::field::access_control_expose_headers, hdr::exposed_headers);
-    res.keep_alive(_req.keep_alive() && !_close);
+    res.keep_alive(_req.keep_alive() && !_summary.close);
     return res;
+}
+
+void exchange::sent(http::status status, std::uint64_t body_bytes) {
+    _summary.status = static_cast<unsigned>(status);
+    _summary.body_bytes += body_bytes;
 }
 
 response exchange::make_error(const error& e) const {
@@ -64,16 +69,18 @@ response exchange::make_error(const error& e) const {
 }
 
 asio::awaitable<void> exchange::send(response& res) {
-    res.keep_alive(res.keep_alive() && !_close);
+    res.keep_alive(res.keep_alive() && !_summary.close);
     if (is_head()) {
         // A HEAD answer describes the GET answer's headers and sends no body.
         http::response<http::empty_body> head;
         head.base() = res.base();
         http::response_serializer<http::empty_body> sr{head};
+        sent(res.result(), 0);
         co_await http::async_write_header(_stream, sr, asio::use_awaitable);
         co_return;
     }
     res.prepare_payload();
+    sent(res.result(), res.body().size());
     co_await http::async_write(_stream, res, asio::use_awaitable);
 }
 
@@ -86,11 +93,12 @@ asio::awaitable<void> exchange::send_slices(response& res,
         total += s.size;
         buffers.emplace_back(s.data, s.size);
     }
-    res.keep_alive(res.keep_alive() && !_close);
+    res.keep_alive(res.keep_alive() && !_summary.close);
     http::response<http::empty_body> head;
     head.base() = res.base();
     head.content_length(total);
     http::response_serializer<http::empty_body> sr{head};
+    sent(res.result(), is_head() ? 0 : total);
     co_await http::async_write_header(_stream, sr, asio::use_awaitable);
     if (!is_head() && total > 0) co_await asio::async_write(_stream, buffers, asio::use_awaitable);
 }
@@ -100,8 +108,9 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
     head.base() = res.base();
     head.chunked(true);
     head.keep_alive(false);
-    _close = true;
+    _summary.close = true;
     http::response_serializer<http::empty_body> sr{head};
+    sent(res.result(), 0);
     co_await http::async_write_header(_stream, sr, asio::use_awaitable);
 }
 
@@ -111,6 +120,7 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
     const auto chunk = http::make_chunk(asio::const_buffer(data.data(), data.size()));
     co_await asio::async_write(_stream, chunk, asio::redirect_error(asio::use_awaitable, ec));
     _stream.expires_never();
+    if (!ec) _summary.body_bytes += data.size();
     co_return !ec;
 }
 

@@ -7,11 +7,12 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
+#include "edge/connection_stream.h"
 #include <boost/beast/http.hpp>
 
 #include "base/result.h"
-#include "edge/connection_stream.h"
 #include "edge/query.h"
+#include "edge/request_kind.h"
 #include "edge/route.h"
 #include "service/stream_service.h"
 #include "storage/hot_bytes.h"
@@ -29,18 +30,32 @@ struct edge_options {
     std::chrono::seconds sse_lifetime{60};
     std::chrono::seconds idle_timeout{60};
     std::chrono::seconds body_timeout{30};
+    // One info line per request on the "access" logger (off by default).
+    bool access_log = false;
+};
+
+// What the connection learns of one request's answer: for the metrics, the
+// access log and keep-alive.
+struct answer_summary {
+    request_kind kind = request_kind::other;
+    unsigned status = 0;  // 0: nothing was sent
+    std::uint64_t body_bytes = 0;
+    bool close = false;  // the connection closes after this answer
 };
 
 class exchange {
 public:
+    // The exchange reports its answer in `summary`; a `close` already set
+    // there (a server that drains) closes the connection after it.
     exchange(connection_stream& stream, request& req, route r, query_params q,
-             service::stream_service* service, const edge_options& options)
+             service::stream_service* service, const edge_options& options, answer_summary& summary)
         : _stream(stream),
           _req(req),
           _route(std::move(r)),
           _query(std::move(q)),
           _service(service),
-          _options(options) {}
+          _options(options),
+          _summary(summary) {}
 
     const request& req() const { return _req; }
     request& req() { return _req; }
@@ -68,17 +83,20 @@ public:
     boost::asio::awaitable<void> end_stream();
 
     // The connection must close after this answer.
-    void close_after() { _close = true; }
-    bool closing() const { return _close; }
+    void close_after() { _summary.close = true; }
+    bool closing() const { return _summary.close; }
 
 private:
+    // Counts what was sent, once the head is on its way.
+    void sent(http::status status, std::uint64_t body_bytes);
+
     connection_stream& _stream;
     request& _req;
     route _route;
     query_params _query;
     service::stream_service* _service;  // null for answers sent before routing
     const edge_options& _options;
-    bool _close = false;
+    answer_summary& _summary;
 };
 
 }  // namespace dstream::edge

@@ -1,5 +1,7 @@
 #include "edge/handlers.h"
 #include "edge/headers.h"
+#include "metrics/exposition.h"
+#include "metrics/registry.h"
 
 namespace dstream::edge {
 
@@ -14,19 +16,25 @@ boost::asio::awaitable<void> handle_options(exchange& ex) {
 // Operator routes under /__ursula/ (extensions 1.6 keeps the prefix for them).
 // The node listens only after recovery finished, so a node that answers is
 // both live and ready; the two routes stay apart for load balancers and
-// orchestrators that probe them separately.
+// orchestrators that probe them separately. /metrics is the Prometheus scrape.
 boost::asio::awaitable<void> handle_operator(exchange& ex) {
     const std::string& path = ex.target().path;
-    const bool known = path == "/__ursula/health" || path == "/__ursula/ready";
+    const bool scrape = path == "/__ursula/metrics";
+    const bool known = scrape || path == "/__ursula/health" || path == "/__ursula/ready";
     if (!known || (ex.req().method() != http::verb::get && ex.req().method() != http::verb::head)) {
         response res = ex.make_error(make_error(protocol::error_code::not_found, "no such operator route"));
         co_await ex.send(res);
         co_return;
     }
     response res = ex.make_response(http::status::ok);
-    res.set(http::field::content_type, "application/json");
     res.set(http::field::cache_control, "no-store");
-    res.body() = path.ends_with("health") ? R"({"status":"live"})" : R"({"status":"ready"})";
+    if (scrape) {
+        res.set(http::field::content_type, metrics::exposition_content_type);
+        res.body() = metrics::node_registry().render();
+    } else {
+        res.set(http::field::content_type, "application/json");
+        res.body() = path.ends_with("health") ? R"({"status":"live"})" : R"({"status":"ready"})";
+    }
     co_await ex.send(res);
 }
 

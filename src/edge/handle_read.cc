@@ -1,5 +1,6 @@
 #include "edge/handlers.h"
 #include "edge/headers.h"
+#include "edge/http_metrics.h"
 #include "edge/read_common.h"
 #include "edge/write_answer.h"
 
@@ -53,6 +54,9 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
 
 boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, service::stream_view& view) {
     if (view.data.empty() && !view.reached_closed_tail()) {
+        const metrics::gauge_hold waiting(http_metrics::get().long_poll_readers);
+        // A server that stops ends the wait early: the answer is the one its
+        // timeout would give (base protocol 5.7).
         const auto deadline = std::chrono::steady_clock::now() + p.long_poll_timeout;
         co_await ex.service().wait(ex.target().key, view.incarnation, view.next, deadline);
         // The stream must be the one the poll was opened against (extensions 2.4).

@@ -1,5 +1,6 @@
 #include "edge/handlers.h"
 #include "edge/headers.h"
+#include "edge/http_metrics.h"
 #include "edge/read_common.h"
 #include "edge/write_answer.h"
 #include "protocol/content_type.h"
@@ -96,6 +97,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         res.set(hdr::stream_data_content_type, "application/x-ndjson");
     }
     co_await ex.begin_stream(res);
+    const metrics::gauge_hold streaming(http_metrics::get().sse_readers);
 
     // The connection closes after a bounded lifetime so that CDNs can collapse
     // readers (base protocol 10.2); the client reconnects from the last offset.
@@ -114,7 +116,9 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         }
         first = false;
         if (!events.empty() && !co_await ex.send_chunk(events)) co_return;
-        if (view.reached_closed_tail()) break;
+        // A server that stops ends the body after the events already read,
+        // as at the end of the connection's lifetime.
+        if (view.reached_closed_tail() || ex.service().live_reads_ended()) break;
         if (view.up_to_date()) {
             if (std::chrono::steady_clock::now() >= end_of_life) break;
             co_await ex.service().wait(ex.target().key, incarnation, view.next, end_of_life);

@@ -15,7 +15,7 @@ boost::asio::awaitable<void> handle_read(exchange& ex);     // GET {stream}: cat
 boost::asio::awaitable<void> handle_sse(exchange& ex);      // GET {stream}?live=sse
 boost::asio::awaitable<void> handle_options(exchange& ex);  // CORS preflight
 boost::asio::awaitable<void> handle_bucket(exchange& ex);   // PUT /{bucket_id}
-boost::asio::awaitable<void> handle_operator(exchange& ex); // /__ursula/health, /__ursula/ready
+boost::asio::awaitable<void> handle_operator(exchange& ex);  // /__ursula/health, ready, metrics
 // {stream}/snapshot/{offset}: PUT publishes, GET and HEAD read (extensions 2.2, 2.5).
 boost::asio::awaitable<void> handle_snapshot(exchange& ex, std::uint64_t offset);
 boost::asio::awaitable<void> handle_retention(exchange& ex, std::uint64_t offset);  // PUT

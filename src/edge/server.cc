@@ -4,15 +4,17 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include "edge/connection_stream.h"
 #include <spdlog/spdlog.h>
 
 #include "edge/dispatch.h"
 #include "edge/early_answer.h"
+#include "edge/http_metrics.h"
+#include "metrics/stopwatch.h"
 
 namespace dstream::edge {
 namespace {
@@ -24,24 +26,50 @@ using tcp = asio::ip::tcp;
 // Answers a request that never reached a route: a parse failure or a body
 // over the limit (extensions 10: 413 decided before reading the body).
 asio::awaitable<void> send_early_error(connection_stream& stream, const edge_options& options,
-                                       protocol::error_code code, std::string_view message) {
+                                       answer_summary& summary, protocol::error_code code,
+                                       std::string_view message) {
     request req;
     req.version(11);
-    exchange ex(stream, req, route{}, query_params{}, nullptr, options);
+    exchange ex(stream, req, route{}, query_params{}, nullptr, options, summary);
     ex.close_after();
     response res = ex.make_error(make_error(code, std::string(message)));
     if (code == protocol::error_code::request_too_large) {
         res.set("Ursula-Max-Request-Bytes", std::to_string(options.max_request_bytes));
     }
-    boost::system::error_code ec;
-    res.prepare_payload();
-    co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+    co_await ex.send(res);
 }
+
+std::string_view text(beast::string_view s) { return {s.data(), s.size()}; }
 
 }  // namespace
 
+// Touched only on its strand, except the pointer kept in _connections.
+struct server::connection {
+    explicit connection(connection_socket socket) : stream(std::move(socket)) {}
+
+    connection_stream stream;
+    beast::flat_buffer buffer;
+    std::string remote;      // "address:port", for the logs
+    answer_summary summary;  // of the request being answered
+    bool busy = false;       // from a request's head to the end of its answer
+};
+
 server::server(asio::io_context& io, service::stream_service& service, edge_options options)
-    : _io(io), _service(service), _options(std::move(options)), _acceptor(io) {}
+    : _io(io),
+      _service(service),
+      _options(std::move(options)),
+      _acceptor(asio::make_strand(io)),
+      _metrics(http_metrics::get()) {
+    if (_options.access_log) {
+        // A logger of its own, so that --log-level does not silence it; it
+        // writes where the node's log goes.
+        const auto& sinks = spdlog::default_logger()->sinks();
+        _access_log = std::make_shared<spdlog::logger>("access", sinks.begin(), sinks.end());
+        _access_log->set_level(spdlog::level::info);
+    }
+}
+
+server::~server() = default;
 
 void server::listen(const std::string& host, std::uint16_t port) {
     const tcp::endpoint endpoint(asio::ip::make_address(host), port);
@@ -49,14 +77,66 @@ void server::listen(const std::string& host, std::uint16_t port) {
     _acceptor.set_option(asio::socket_base::reuse_address(true));
     _acceptor.bind(endpoint);
     _acceptor.listen(asio::socket_base::max_listen_connections);
-    asio::co_spawn(_io, accept_loop(), asio::detached);
+    asio::co_spawn(_acceptor.get_executor(), accept_loop(), asio::detached);
 }
 
 std::uint16_t server::port() const { return _acceptor.local_endpoint().port(); }
 
-void server::stop() {
-    boost::system::error_code ec;
-    _acceptor.close(ec);
+void server::drain(std::function<void()> drained) {
+    asio::post(_acceptor.get_executor(), [this] {
+        boost::system::error_code ignored;
+        _acceptor.close(ignored);
+    });
+    std::function<void()> already;
+    {
+        std::lock_guard lock(_connections_mutex);
+        _draining = true;
+        for (const auto& [_, conn] : _connections) {
+            asio::post(conn->stream.get_executor(), [conn = conn] {
+                if (conn->busy) {
+                    conn->summary.close = true;
+                } else {
+                    conn->stream.cancel();  // idle between requests
+                }
+            });
+        }
+        if (_connections.empty()) {
+            already = std::move(drained);
+        } else {
+            _drained = std::move(drained);
+        }
+    }
+    // After the posts above: a woken reader reaches its strand behind them,
+    // so its answer already says the connection closes.
+    _service.end_live_reads();
+    if (already) asio::post(_io, std::move(already));
+}
+
+std::string server::open_work() const {
+    std::size_t open = 0;
+    {
+        std::lock_guard lock(_connections_mutex);
+        open = _connections.size();
+    }
+    std::string in_flight;
+    for (std::size_t i = 0; i < request_kind_count; ++i) {
+        if (const auto n = _metrics.kinds[i].in_flight.value(); n > 0) {
+            in_flight += fmt::format(" {}={}", name(static_cast<request_kind>(i)), n);
+        }
+    }
+    return fmt::format("connections={} in_flight:{}", open,
+                       in_flight.empty() ? " none" : in_flight);
+}
+
+void server::forget(const connection* conn) {
+    _metrics.connections.add(-1);
+    std::function<void()> drained;
+    {
+        std::lock_guard lock(_connections_mutex);
+        _connections.erase(conn);
+        if (_draining && _connections.empty()) drained = std::exchange(_drained, nullptr);
+    }
+    if (drained) asio::post(_io, std::move(drained));
 }
 
 asio::awaitable<void> server::accept_loop() {
@@ -71,99 +151,145 @@ asio::awaitable<void> server::accept_loop() {
             continue;
         }
         socket.set_option(tcp::no_delay(true), ec);
-        auto executor = socket.get_executor();
-        auto* owned = new connection_socket(std::move(socket));
-        asio::co_spawn(executor, serve_connection(owned), asio::detached);
+        auto conn = std::make_shared<connection>(std::move(socket));
+        {
+            std::lock_guard lock(_connections_mutex);
+            _connections.emplace(conn.get(), conn);
+        }
+        _metrics.connections.add(1);
+        asio::co_spawn(conn->stream.get_executor(), serve_connection(conn.get()), asio::detached);
     }
 }
 
-asio::awaitable<void> server::serve_connection(connection_socket* socket) {
-    connection_stream stream(std::move(*socket));
-    delete socket;
-    beast::flat_buffer buffer;
-    try {
-        while (true) {
-            http::request_parser<http::string_body> parser;
-            parser.header_limit(64 * 1024);
-            // No body limit while the head is read: the parser would refuse an
-            // oversized Content-Length as malformed; the typed 413 comes below.
-            parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-            boost::system::error_code ec;
-
-            stream.expires_after(_options.idle_timeout);
-            co_await http::async_read_header(stream, buffer, parser,
-                                             asio::redirect_error(asio::use_awaitable, ec));
-            if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-                ec == beast::error::timeout || ec == asio::error::connection_reset) {
-                break;
-            }
-            if (ec) {
-                spdlog::debug("unparseable request head: {}", ec.message());
-                co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
-                                          "malformed HTTP request");
-                break;
-            }
-            const auto& head = parser.get();
-            if (const auto length = parser.content_length();
-                length && *length > _options.max_request_bytes) {
-                co_await send_early_error(stream, _options, protocol::error_code::request_too_large,
-                                          "request body exceeds the server's limit");
-                break;
-            }
-            parser.body_limit(_options.max_request_bytes);
-            // Only chunked is a transfer coding we read; anything else would
-            // leave the body in the stream to be taken for the next request.
-            if (head.count(http::field::transfer_encoding) > 0 && !parser.chunked()) {
-                co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
-                                          "unsupported Transfer-Encoding");
-                break;
-            }
-            std::optional<std::uint64_t> declared;
-            if (const auto length = parser.content_length()) declared = *length;
-            const auto early =
-                co_await answer_before_body(stream, parser.get(), declared, _service, _options);
-            if (early == early_answer::close) break;
-            if (early == early_answer::body_follows) {
-                // Read the body the client is sending, and drop it.
-                stream.expires_after(_options.body_timeout);
-                co_await http::async_read(stream, buffer, parser,
-                                          asio::redirect_error(asio::use_awaitable, ec));
-                if (ec || !parser.get().keep_alive()) break;
-                continue;
-            }
-            if (beast::iequals(head[http::field::expect], "100-continue")) {
-                http::response<http::empty_body> cont{http::status::continue_, head.version()};
-                co_await http::async_write(stream, cont, asio::use_awaitable);
-            }
-            stream.expires_after(_options.body_timeout);
-            co_await http::async_read(stream, buffer, parser,
-                                      asio::redirect_error(asio::use_awaitable, ec));
-            if (ec == http::error::body_limit) {
-                co_await send_early_error(stream, _options, protocol::error_code::request_too_large,
-                                          "request body exceeds the server's limit");
-                break;
-            }
-            if (ec) {
-                if (ec != beast::error::timeout && ec != asio::error::eof &&
-                    ec != http::error::partial_message) {
-                    co_await send_early_error(stream, _options,
-                                              protocol::error_code::invalid_request,
-                                              "malformed HTTP request body");
-                }
-                break;
-            }
-            stream.expires_never();
-            request req = parser.release();
-            const bool keep_alive = req.keep_alive();
-            const bool closing = co_await dispatch(stream, req, _service, _options);
-            if (!keep_alive || closing) break;
+asio::awaitable<void> server::serve_connection(connection* conn) {
+    boost::system::error_code ec;
+    const auto remote = conn->stream.socket().remote_endpoint(ec);
+    if (!ec) conn->remote = remote.address().to_string() + ":" + std::to_string(remote.port());
+    while (!_draining) {
+        http::request_parser<http::string_body> parser;
+        parser.header_limit(64 * 1024);
+        // No body limit while the head is read: the parser would refuse an
+        // oversized Content-Length as malformed; the typed 413 comes below.
+        parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+        conn->stream.expires_after(_options.idle_timeout);
+        co_await http::async_read_header(conn->stream, conn->buffer, parser,
+                                         asio::redirect_error(asio::use_awaitable, ec));
+        // A drain cancels the read of an idle connection.
+        if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+            ec == beast::error::timeout || ec == asio::error::connection_reset ||
+            (ec && _draining)) {
+            break;
         }
+        if (!co_await serve_request(*conn, parser, ec)) break;
+    }
+    boost::system::error_code ignored;
+    conn->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    forget(conn);
+}
+
+asio::awaitable<bool> server::serve_request(connection& conn,
+                                            http::request_parser<http::string_body>& parser,
+                                            const boost::system::error_code& head_error) {
+    conn.busy = true;
+    conn.summary = answer_summary{};
+    conn.summary.close = _draining;
+    const metrics::stopwatch took;
+    bool keep_open = false;
+    try {
+        keep_open = co_await answer(conn, parser, head_error);
     } catch (const boost::system::system_error& e) {
         // The peer went away mid-answer: nothing more to do for this connection.
         spdlog::debug("connection ended: {}", e.what());
     }
-    boost::system::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    account(conn, parser.get(), took.elapsed_us());
+    conn.busy = false;
+    co_return keep_open && !conn.summary.close;
+}
+
+asio::awaitable<bool> server::answer(connection& conn,
+                                     http::request_parser<http::string_body>& parser,
+                                     const boost::system::error_code& head_error) {
+    connection_stream& stream = conn.stream;
+    answer_summary& summary = conn.summary;
+    if (head_error) {
+        spdlog::debug("unparseable request head: {}", head_error.message());
+        co_await send_early_error(stream, _options, summary, protocol::error_code::invalid_request,
+                                  "malformed HTTP request");
+        co_return false;
+    }
+    const auto& head = parser.get();
+    if (const auto length = parser.content_length();
+        length && *length > _options.max_request_bytes) {
+        co_await send_early_error(stream, _options, summary,
+                                  protocol::error_code::request_too_large,
+                                  "request body exceeds the server's limit");
+        co_return false;
+    }
+    parser.body_limit(_options.max_request_bytes);
+    // Only chunked is a transfer coding we read; anything else would
+    // leave the body in the stream to be taken for the next request.
+    if (head.count(http::field::transfer_encoding) > 0 && !parser.chunked()) {
+        co_await send_early_error(stream, _options, summary, protocol::error_code::invalid_request,
+                                  "unsupported Transfer-Encoding");
+        co_return false;
+    }
+    std::optional<std::uint64_t> declared;
+    if (const auto length = parser.content_length()) declared = *length;
+    boost::system::error_code ec;
+    const auto early =
+        co_await answer_before_body(stream, parser.get(), declared, _service, _options, summary);
+    if (early == early_answer::close) co_return false;
+    if (early == early_answer::body_follows) {
+        // Read the body the client is sending, and drop it.
+        stream.expires_after(_options.body_timeout);
+        co_await http::async_read(stream, conn.buffer, parser,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_return !ec && parser.get().keep_alive();
+    }
+    if (beast::iequals(head[http::field::expect], "100-continue")) {
+        http::response<http::empty_body> cont{http::status::continue_, head.version()};
+        co_await http::async_write(stream, cont, asio::use_awaitable);
+    }
+    stream.expires_after(_options.body_timeout);
+    co_await http::async_read(stream, conn.buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == http::error::body_limit) {
+        co_await send_early_error(stream, _options, summary,
+                                  protocol::error_code::request_too_large,
+                                  "request body exceeds the server's limit");
+        co_return false;
+    }
+    if (ec) {
+        if (ec != beast::error::timeout && ec != asio::error::eof &&
+            ec != http::error::partial_message) {
+            co_await send_early_error(stream, _options, summary,
+                                      protocol::error_code::invalid_request,
+                                      "malformed HTTP request body");
+        }
+        co_return false;
+    }
+    stream.expires_never();
+    // The parser keeps the request: its method and target are still there
+    // for the access log after a handler moved the body away.
+    request& req = parser.get();
+    const bool keep_alive = req.keep_alive();
+    co_await dispatch(stream, req, _service, _options, summary);
+    co_return keep_alive;
+}
+
+void server::account(const connection& conn, const request& head, std::uint64_t duration_us) {
+    const answer_summary& s = conn.summary;
+    _metrics.record(s.kind, s.status, duration_us);
+    if (s.status >= 500) {
+        spdlog::error("request failed: method={} target={} status={} route={} remote={}",
+                      text(head.method_string()), text(head.target()), s.status, name(s.kind),
+                      conn.remote);
+    }
+    if (_access_log) {
+        _access_log->info("method={} target={} status={} bytes={} duration_us={} remote={}",
+                          text(head.method_string()), text(head.target()), s.status, s.body_bytes,
+                          duration_us, conn.remote);
+    }
 }
 
 }  // namespace dstream::edge

@@ -2,35 +2,76 @@
 // The HTTP/1.1 listener: accepts connections and runs one coroutine per
 // connection on its own strand. Keep-alive and pipelined requests are served
 // in order; slow or idle clients time out without holding a thread.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
 
 #include "edge/exchange.h"
 #include "service/stream_service.h"
 
+namespace spdlog {
+class logger;
+}
+
 namespace dstream::edge {
+
+struct http_metrics;
 
 class server {
 public:
     server(boost::asio::io_context& io, service::stream_service& service, edge_options options);
+    ~server();
 
     // Binds and listens; throws on failure (start-up errors are exceptions).
     void listen(const std::string& host, std::uint16_t port);
     std::uint16_t port() const;
-    void stop();
+
+    // A graceful stop: accepts no more connections, ends live reads, closes
+    // connections idle between requests, and closes every other one after the
+    // answer in flight. `drained` runs on the io once no connection is left.
+    // Any thread, once.
+    void drain(std::function<void()> drained);
+    // The connections still open and the requests in flight, for the log of
+    // a shutdown that ran out of time.
+    std::string open_work() const;
 
 private:
+    struct connection;
+
     boost::asio::awaitable<void> accept_loop();
-    // Takes ownership of `socket` (a raw pointer: see runtime/async_slot.h).
-    boost::asio::awaitable<void> serve_connection(connection_socket* socket);
+    // `conn` stays alive in _connections until the coroutine ends.
+    boost::asio::awaitable<void> serve_connection(connection* conn);
+    // One request whose head was read (`head_error` set when it is
+    // malformed); false when the connection must close after it.
+    boost::asio::awaitable<bool> serve_request(connection& conn,
+                                               http::request_parser<http::string_body>& parser,
+                                               const boost::system::error_code& head_error);
+    boost::asio::awaitable<bool> answer(connection& conn,
+                                        http::request_parser<http::string_body>& parser,
+                                        const boost::system::error_code& head_error);
+    // Metrics, the access log and the error log of one answered request.
+    void account(const connection& conn, const request& head, std::uint64_t duration_us);
+    void forget(const connection* conn);
 
     boost::asio::io_context& _io;
     service::stream_service& _service;
     edge_options _options;
     boost::asio::ip::tcp::acceptor _acceptor;
+    http_metrics& _metrics;
+    std::shared_ptr<spdlog::logger> _access_log;  // null when the access log is off
+
+    mutable std::mutex _connections_mutex;
+    std::unordered_map<const connection*, std::shared_ptr<connection>> _connections;
+    std::function<void()> _drained;
+    std::atomic<bool> _draining{false};
 };
 
 }  // namespace dstream::edge

@@ -14,6 +14,8 @@
 
 #include "base/durable_dirs.h"
 #include "log/wal_format.h"
+#include "log/wal_metrics.h"
+#include "metrics/stopwatch.h"
 
 namespace dstream::log {
 namespace {
@@ -71,7 +73,8 @@ bool valid_record_after(std::string_view data, std::size_t from) {
 
 }  // namespace
 
-node_wal::node_wal(wal_options options) : _options(std::move(options)) {
+node_wal::node_wal(wal_options options)
+    : _options(std::move(options)), _metrics(wal_metrics::get()) {
     std::error_code ec;
     if (!create_durable_directories(_options.dir, ec)) {
         throw std::runtime_error("cannot create " + _options.dir.string());
@@ -145,6 +148,8 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             at += used;
         }
         ++result.segments;
+        _metrics.segments.add(1);
+        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(at));
         _next_sequence = sequence;
     }
     return result;
@@ -187,7 +192,12 @@ void node_wal::delete_covered_segments() {
     }
     for (const auto first : doomed) {
         std::error_code ec;
-        fs::remove(segment_path(first), ec);
+        const fs::path path = segment_path(first);
+        const auto size = fs::file_size(path, ec);
+        if (!ec && fs::remove(path, ec)) {
+            _metrics.segments.add(-1);
+            _metrics.bytes_on_disk.add(-static_cast<std::int64_t>(size));
+        }
         spdlog::debug("WAL segment {} covered by checkpoints: removed", first);
     }
 }
@@ -213,6 +223,8 @@ void node_wal::open_segment(std::uint64_t first_sequence) {
         }
         _segment_size = wal_magic.size();
         fsync_dir(_options.dir);
+        _metrics.segments.add(1);
+        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(wal_magic.size()));
     }
 }
 
@@ -287,8 +299,10 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     }
     if (failure == 0) {
         _segment_size += bytes;
+        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(bytes));
         return ok_status();
     }
+    _metrics.write_errors.inc();
     // Nothing of a failed batch may stay in the log: a later batch would
     // follow it and recovery would take the damage for corruption.
     if (::ftruncate(_fd, static_cast<off_t>(before)) != 0) {
@@ -314,7 +328,9 @@ void node_wal::sync_loop() {
         _sync_started_pos = target;
         ++_syncs_in_flight;
         lock.unlock();
+        const metrics::stopwatch fsync;
         const int failure = ::fdatasync(fd) == 0 ? 0 : errno;
+        _metrics.fsync_us.observe(fsync.elapsed_us());
         lock.lock();
         --_syncs_in_flight;
         if (failure == 0) {
@@ -400,6 +416,8 @@ void node_wal::writer_loop() {
             recover_from_failed_sync();
             open_segment(_next_sequence);
         }
+        _metrics.batch_records.observe(batch.size());
+        _metrics.batch_bytes.observe(batch_bytes);
         written_batch written;
         written.outcome = write_batch(batch);
         if (written.outcome) {

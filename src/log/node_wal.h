@@ -26,6 +26,8 @@
 
 namespace dstream::log {
 
+struct wal_metrics;
+
 // Receives the outcome of submitted records, in submission order per sink.
 class wal_sink {
 public:
@@ -113,6 +115,7 @@ private:
     void delete_covered_segments();
 
     wal_options _options;
+    wal_metrics& _metrics;
     std::mutex _segments_mutex;
     std::map<std::uint64_t, coverage> _segments;
     std::map<std::uint32_t, std::uint64_t> _released;

@@ -114,8 +114,9 @@ void engine::drop_dangling_fork_references() {
     }
 }
 
-void engine::restore_checkpoints(const log::checkpoint_files& files) {
-    for (const auto& [id, entry] : files.newest()) {
+std::size_t engine::restore_checkpoints(const log::checkpoint_files& files) {
+    const auto newest = files.newest();
+    for (const auto& [id, entry] : newest) {
         if (id >= _groups.size()) {
             throw std::runtime_error("checkpoint " + entry.path.string() + " names group " +
                                      std::to_string(id) + " beyond --groups");
@@ -131,6 +132,7 @@ void engine::restore_checkpoints(const log::checkpoint_files& files) {
         }
         _groups[id]->restore(std::move(*state), index);
     }
+    return newest.size();
 }
 
 std::uint64_t engine::checkpoint_index(std::size_t group) const {
@@ -151,13 +153,13 @@ std::unordered_set<std::string> engine::referenced_object_keys() const {
     return keys;
 }
 
-void engine::replay(std::size_t group, std::uint64_t index, std::string_view record) {
+bool engine::replay(std::size_t group, std::uint64_t index, std::string_view record) {
     if (group >= _groups.size()) {
         throw std::runtime_error("the log holds group " + std::to_string(group) +
                                  " but the node runs " + std::to_string(_groups.size()) +
                                  " groups: start it with the --groups it was created with");
     }
-    _groups[group]->replay(index, record);
+    return _groups[group]->replay(index, record);
 }
 
 void engine::attach_logs(const log_factory& make_log) {
@@ -341,6 +343,11 @@ asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarna
         std::make_shared<runtime::wake_signal>(co_await asio::this_coro::executor, deadline);
     post_watch(group_for(key), key, incarnation, offset, signal);
     co_await signal->wait();
+}
+
+void engine::end_live_reads() {
+    _live_reads_ended = true;
+    for (auto& g : _groups) asio::post(g->strand(), [g = g.get()] { g->stop_watches(); });
 }
 
 }  // namespace dstream::service

@@ -1,6 +1,7 @@
 #pragma once
 // The stream engine of one node: G groups, each a state machine fed by its
 // own command log and run on its own strand. Streams hash to groups.
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <unordered_set>
@@ -30,10 +31,12 @@ public:
     ~engine() override;
 
     std::size_t group_count() const { return _groups.size(); }
-    // Loads each group's newest checkpoint (before replay; throws on damage).
-    void restore_checkpoints(const log::checkpoint_files& files);
-    // Applies a recovered log record to its group (before start(), one thread).
-    void replay(std::size_t group, std::uint64_t index, std::string_view record);
+    // Loads each group's newest checkpoint (before replay; throws on damage);
+    // returns how many it loaded.
+    std::size_t restore_checkpoints(const log::checkpoint_files& files);
+    // Applies a recovered log record to its group (before start(), one
+    // thread); false when the group's checkpoint already holds it.
+    bool replay(std::size_t group, std::uint64_t index, std::string_view record);
     // The index the group's loaded checkpoint covers (0: none).
     std::uint64_t checkpoint_index(std::size_t group) const;
     // Lets each group's log drop what its checkpoint covers.
@@ -58,6 +61,8 @@ public:
     boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
                                       std::uint64_t offset,
                                       std::chrono::steady_clock::time_point deadline) override;
+    void end_live_reads() override;
+    bool live_reads_ended() const override { return _live_reads_ended.load(); }
 
 private:
     group& group_for(std::string_view key);
@@ -82,6 +87,7 @@ private:
     void drop_dangling_fork_references();
 
     std::vector<std::unique_ptr<group>> _groups;
+    std::atomic<bool> _live_reads_ended{false};
 };
 
 }  // namespace dstream::service

@@ -8,6 +8,7 @@
 
 #include "protocol/digest.h"
 #include "runtime/clock.h"
+#include "service/service_metrics.h"
 
 namespace dstream::service {
 namespace {
@@ -18,12 +19,27 @@ constexpr auto sweep_interval = std::chrono::seconds(5);
 
 }  // namespace
 
+group::group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints)
+    : _id(id),
+      _strand(std::move(strand)),
+      _cold(std::move(cold)),
+      _checkpoints(checkpoints),
+      _sweep_timer(_strand),
+      _metrics(service_metrics::get()) {}
+
+void group::report(std::int64_t streams_delta, std::int64_t hot_bytes_delta) {
+    _metrics.streams.add(streams_delta);
+    _metrics.hot_bytes.add(hot_bytes_delta);
+}
+
 void group::attach_log(std::unique_ptr<log::command_log> log) {
     _log = std::move(log);
     _log->on_durable([this](std::uint64_t index, status st) { on_durable(index, st); });
 }
 
 void group::restore(state::group_state state, std::uint64_t index) {
+    const auto streams_before = static_cast<std::int64_t>(_state.stream_count());
+    const auto hot_before = static_cast<std::int64_t>(_hot_bytes);
     _state = std::move(state);
     _applied_index = _checkpoint_index = index;
     _hot_bytes = 0;
@@ -32,16 +48,19 @@ void group::restore(state::group_state state, std::uint64_t index) {
     };
     _state.for_each_stream(count);
     _state.for_each_retired_stream(count);
+    report(static_cast<std::int64_t>(_state.stream_count()) - streams_before,
+           static_cast<std::int64_t>(_hot_bytes) - hot_before);
 }
 
-void group::replay(std::uint64_t index, std::string_view record) {
-    if (index <= _checkpoint_index) return;  // the checkpoint holds it already
+bool group::replay(std::uint64_t index, std::string_view record) {
+    if (index <= _checkpoint_index) return false;
     auto cmd = state::decode_command(record);
     if (!cmd) {
         throw std::runtime_error("undecodable command at index " + std::to_string(index) +
                                  " of a group's log: " + cmd.err().message);
     }
     (void)apply_and_follow(*cmd, index);
+    return true;
 }
 
 void group::start() {
@@ -150,6 +169,11 @@ void group::on_durable(std::uint64_t index, const status& st) {
             continue;
         }
         state::apply_result r = apply_and_follow(entry.cmd, entry.index);
+        if (r.kind == state::write_kind::appended &&
+            std::holds_alternative<state::append>(entry.cmd.body)) {
+            _metrics.appends.inc();
+            _metrics.appended_bytes.inc(r.next_offset - r.start_offset);
+        }
         if (const std::string* key = state::command_key(entry.cmd.body); key && r.wakes_readers) {
             wake_readers(*key);
         }
@@ -177,7 +201,11 @@ void group::maybe_checkpoint(bool idle) {
         const status written = _checkpoints.files->write(_id, index, *image);
         boost::asio::post(_strand, [this, index, written] {
             _checkpointing = false;
-            if (!written) return;
+            if (!written) {
+                _metrics.checkpoint_errors.inc();
+                return;
+            }
+            _metrics.checkpoints_written.inc();
             _checkpoint_index = index;
             _log->release(index);
         });
@@ -190,12 +218,16 @@ state::apply_result group::apply_and_follow(const state::command& cmd, std::uint
     if (key != nullptr) {
         if (const state::stream* s = _state.find_any(*key)) held_before = s->hot_bytes_held();
     }
+    const auto streams_before = static_cast<std::int64_t>(_state.stream_count());
     state::apply_result r = _state.apply(cmd, index);
     _applied_index = index;
     if (key == nullptr) return r;
 
     const state::stream* held = _state.find_any(*key);
-    _hot_bytes = _hot_bytes - held_before + (held ? held->hot_bytes_held() : 0);
+    const std::uint64_t held_after = held ? held->hot_bytes_held() : 0;
+    _hot_bytes = _hot_bytes - held_before + held_after;
+    report(static_cast<std::int64_t>(_state.stream_count()) - streams_before,
+           static_cast<std::int64_t>(held_after) - static_cast<std::int64_t>(held_before));
     const state::stream* s = _state.find(*key);
     if (s == nullptr) {
         _last_read_ms.erase(*key);
@@ -343,6 +375,11 @@ void group::wake_readers(const std::string& key) {
     _watchers.erase(it);
 }
 
+void group::stop_watches() {
+    _watches_stopped = true;
+    while (!_watchers.empty()) wake_readers(_watchers.begin()->first);
+}
+
 std::optional<state::apply_result> group::answer_before_body(const state::append& headers) {
     const auto now = runtime::now_unix_ms();
     if (live_stream(headers.key, now) == nullptr) return std::nullopt;
@@ -435,6 +472,7 @@ bootstrap_view group::bootstrap(const std::string& key, std::uint64_t max_update
 
 bool group::watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,
                   const std::shared_ptr<runtime::wake_signal>& signal) {
+    if (_watches_stopped) return false;
     const state::stream* s = live_stream(key, runtime::now_unix_ms());
     if (s == nullptr || s->incarnation != incarnation || s->tail() > offset || s->closed) {
         return false;

@@ -69,14 +69,11 @@ struct fork_reference {
 // Hands a command to the group its key hashes to (the engine routes it).
 using command_forwarder = std::function<void(state::command_body)>;
 
+struct service_metrics;
+
 class group {
 public:
-    group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints)
-        : _id(id),
-          _strand(std::move(strand)),
-          _cold(std::move(cold)),
-          _checkpoints(checkpoints),
-          _sweep_timer(_strand) {}
+    group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints);
 
     void attach_log(std::unique_ptr<log::command_log> log);
     // Where commands for other groups go (a fork's release of its source).
@@ -87,7 +84,8 @@ public:
     // Start-up, before any proposal: the state of a checkpoint, then every
     // recovered record after it.
     void restore(state::group_state state, std::uint64_t index);
-    void replay(std::uint64_t index, std::string_view record);
+    // False when the checkpoint holds the record already.
+    bool replay(std::uint64_t index, std::string_view record);
     std::uint64_t checkpoint_index() const { return _checkpoint_index; }
     void release_log() { _log->release(_checkpoint_index); }
     void start();
@@ -108,6 +106,9 @@ public:
     // condition already holds and the reader must not wait.
     bool watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,
                const std::shared_ptr<runtime::wake_signal>& signal);
+    // Shutdown: wakes every live reader, and later watches fail so that
+    // their readers answer at once.
+    void stop_watches();
     // The cold objects (chunks, snapshot bodies) every stream references.
     void collect_object_keys(std::unordered_set<std::string>& out) const;
     // Every fork reference held by this group's streams, for the start-up
@@ -153,6 +154,8 @@ private:
     void finish_flush(flush_chunk_job job, const status& written);
 
     void maybe_checkpoint(bool idle);
+    // Moves the node-wide totals by this group's changes.
+    void report(std::int64_t streams_delta, std::int64_t hot_bytes_delta);
 
     std::uint32_t _id;
     group_strand _strand;
@@ -166,6 +169,7 @@ private:
     state::group_state _state;
     std::deque<pending_entry> _pending;
     std::unordered_map<std::string, std::vector<std::weak_ptr<runtime::wake_signal>>> _watchers;
+    bool _watches_stopped = false;
     // Leader-local, not replicated: the last read of each stream renews its
     // sliding TTL without a log entry per read.
     std::unordered_map<std::string, protocol::unix_ms> _last_read_ms;
@@ -175,6 +179,7 @@ private:
     std::uint64_t _hot_bytes = 0;  // bytes above the cold frontier, all streams
     boost::asio::steady_timer _sweep_timer;
     command_forwarder _forward;
+    service_metrics& _metrics;
 };
 
 }  // namespace dstream::service

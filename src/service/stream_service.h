@@ -125,10 +125,17 @@ public:
                                                              std::uint64_t max_update_bytes) = 0;
 
     // Returns once the stream `key` of `incarnation` has bytes at or past
-    // `offset`, is closed, is gone or replaced, or at `deadline`.
+    // `offset`, is closed, is gone or replaced, at `deadline`, or when live
+    // reads end.
     virtual boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
                                               std::uint64_t offset,
                                               std::chrono::steady_clock::time_point deadline) = 0;
+
+    // Shutdown: every wait returns now and later ones at once, so that a
+    // long-poll answers as at its timeout and an SSE reader ends its body.
+    // Any thread.
+    virtual void end_live_reads() = 0;
+    virtual bool live_reads_ended() const = 0;
 };
 
 }  // namespace dstream::service

@@ -10,9 +10,11 @@
 
 namespace dstream::storage {
 
+struct storage_metrics;
+
 class chunk_cache {
 public:
-    explicit chunk_cache(std::uint64_t capacity_bytes) : _capacity(capacity_bytes) {}
+    explicit chunk_cache(std::uint64_t capacity_bytes);
 
     std::shared_ptr<const std::string> get(const std::string& key);
     void put(const std::string& key, std::shared_ptr<const std::string> bytes);
@@ -25,6 +27,9 @@ private:
         lru_list::iterator position;
     };
 
+    void set_size(std::uint64_t size);
+
+    storage_metrics& _metrics;
     std::mutex _mutex;
     std::uint64_t _capacity;
     std::uint64_t _size = 0;

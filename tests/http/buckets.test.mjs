@@ -128,7 +128,8 @@ test('ext 1.6: a path with three or more segments under a bucket is 404 and crea
 
 test('ext 1.6: paths under /__ursula/ are not buckets (404, no stream created)', async () => {
     // "__ursula" itself matches the bucket id pattern, so this checks the routing.
-    for (const path of ['/__ursula/anything', '/__ursula/x/y', '/__ursula/metrics']) {
+    // (GET /__ursula/metrics is the metrics scrape; its other methods are 404.)
+    for (const path of ['/__ursula/anything', '/__ursula/x/y', '/__ursula/config']) {
         const res = await put(path, { headers: { 'content-type': 'text/plain' }, body: 'x' });
         await expectError(res, 404, 'NOT_FOUND');
         await expectError(await fetch(srv.url + path), 404, 'NOT_FOUND');

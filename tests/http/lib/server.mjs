@@ -1,6 +1,6 @@
 // Starts a dstream server for one test file.
 //
-//   const srv = await startServer();   // {url, host, port, stop(), log()}
+//   const srv = await startServer();   // {url, host, port, stop(), log(), signal(), waitExit(), restart()}
 //   ...
 //   await srv.stop();
 //
@@ -107,6 +107,22 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
             }
             cleanupDir();
         },
+        // Sends a signal ('SIGTERM', 'SIGINT', ...) and returns at once.
+        signal(name) {
+            child.kill(name);
+        },
+        // Resolves to {code, signal, ms} once the process has exited (ms: since
+        // this call), or to null when it is still running after `ms`.
+        async waitExit(ms = 15_000) {
+            const started = Date.now();
+            let timer;
+            const how = await Promise.race([
+                exitPromise,
+                new Promise((r) => { timer = setTimeout(() => r(null), ms); }),
+            ]);
+            clearTimeout(timer);
+            return how && { ...how, ms: Date.now() - started };
+        },
         // Stops with SIGKILL (no shutdown work) and starts again on the same
         // port and data dir; the returned object replaces this one.
         async crashAndRestart() {
@@ -114,6 +130,12 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
                 child.kill('SIGKILL');
                 await exitPromise;
             }
+            return self.restart();
+        },
+        // Starts again on the same port and data dir once the process has
+        // exited; the returned object replaces this one.
+        async restart() {
+            if (exited === null) throw new Error('restart() needs a server that has exited');
             stopped = true;
             const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir });
             if (again.failed) throw new Error(again.failed);

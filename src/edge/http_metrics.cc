@@ -1,0 +1,55 @@
+#include "edge/http_metrics.h"
+
+#include <numeric>
+#include <string>
+
+namespace dstream::edge {
+
+void http_metrics::record(request_kind kind, unsigned status, std::uint64_t duration_us) {
+    per_kind& k = of(kind);
+    k.duration_us.observe(duration_us);
+    if (status >= first_status && status < first_status + status_count) {
+        k.by_status[status - first_status].inc();
+    }
+}
+
+void http_metrics::collect(metrics::exposition& out) const {
+    using metrics::metric_type;
+    out.family("dstream_http_requests_total", metric_type::counter,
+               "HTTP requests answered, by route kind and status code");
+    for (std::size_t i = 0; i < request_kind_count; ++i) {
+        const std::string_view route = name(static_cast<request_kind>(i));
+        for (unsigned s = 0; s < status_count; ++s) {
+            const std::uint64_t n = kinds[i].by_status[s].value();
+            if (n == 0) continue;
+            const std::string status = std::to_string(first_status + s);
+            out.sample("dstream_http_requests_total", {{"route", route}, {"status", status}}, n);
+        }
+    }
+    out.family("dstream_http_request_duration_seconds", metric_type::histogram,
+               "Time from a request's head to the end of its answer, by route kind (live reads "
+               "include their wait)");
+    // Kinds no request had yet are left out: twenty bucket lines each.
+    for (std::size_t i = 0; i < request_kind_count; ++i) {
+        const metrics::histogram_snapshot h = kinds[i].duration_us.read();
+        if (std::accumulate(h.counts.begin(), h.counts.end(), std::uint64_t{0}) == 0) continue;
+        out.buckets("dstream_http_request_duration_seconds",
+                    {{"route", name(static_cast<request_kind>(i))}}, h, 1e6);
+    }
+    out.family("dstream_http_requests_in_flight", metric_type::gauge,
+               "Requests being answered, by route kind");
+    for (std::size_t i = 0; i < request_kind_count; ++i) {
+        out.sample("dstream_http_requests_in_flight",
+                   {{"route", name(static_cast<request_kind>(i))}},
+                   static_cast<double>(kinds[i].in_flight.value()));
+    }
+    out.gauge("dstream_http_connections", "Open HTTP connections",
+              static_cast<double>(connections.value()));
+    out.family("dstream_live_readers", metric_type::gauge,
+               "Live readers waiting for or streaming new bytes, by mode");
+    out.sample("dstream_live_readers", {{"mode", "long_poll"}},
+               static_cast<double>(long_poll_readers.value()));
+    out.sample("dstream_live_readers", {{"mode", "sse"}}, static_cast<double>(sse_readers.value()));
+}
+
+}  // namespace dstream::edge

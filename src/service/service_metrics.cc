@@ -1,0 +1,21 @@
+#include "service/service_metrics.h"
+
+namespace dstream::service {
+
+void service_metrics::collect(metrics::exposition& out) const {
+    out.counter("dstream_appends_total",
+                "Appends applied as new writes (producer repeats and refusals excluded)",
+                appends.value());
+    out.counter("dstream_appended_bytes_total", "Stream bytes added by those appends",
+                appended_bytes.value());
+    out.gauge("dstream_streams", "Live streams on this node", static_cast<double>(streams.value()));
+    out.gauge("dstream_hot_bytes",
+              "Stream bytes held in memory above the cold frontier, all groups",
+              static_cast<double>(hot_bytes.value()));
+    out.counter("dstream_checkpoints_written_total", "Group checkpoints written",
+                checkpoints_written.value());
+    out.counter("dstream_checkpoint_errors_total", "Group checkpoints that failed to be written",
+                checkpoint_errors.value());
+}
+
+}  // namespace dstream::service

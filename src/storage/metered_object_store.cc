@@ -1,0 +1,38 @@
+#include "storage/metered_object_store.h"
+
+#include "metrics/stopwatch.h"
+
+namespace dstream::storage {
+namespace {
+
+// Runs `call` and records its outcome and duration under `op`.
+template <typename Call>
+auto metered(storage_metrics& m, object_op op, Call&& call) {
+    const metrics::stopwatch took;
+    auto outcome = call();
+    auto& counters = m.of(op);
+    counters.duration_us.observe(took.elapsed_us());
+    (outcome ? counters.ok : counters.failed).inc();
+    return outcome;
+}
+
+}  // namespace
+
+status metered_object_store::put(const std::string& key, std::string_view bytes) {
+    return metered(_metrics, object_op::put, [&] { return _inner.put(key, bytes); });
+}
+
+status metered_object_store::get(const std::string& key, std::uint64_t offset, std::uint64_t length,
+                                 std::string& out) {
+    return metered(_metrics, object_op::get, [&] { return _inner.get(key, offset, length, out); });
+}
+
+status metered_object_store::remove(const std::string& key) {
+    return metered(_metrics, object_op::remove, [&] { return _inner.remove(key); });
+}
+
+result<std::vector<std::string>> metered_object_store::list(const std::string& prefix) {
+    return metered(_metrics, object_op::list, [&] { return _inner.list(prefix); });
+}
+
+}  // namespace dstream::storage

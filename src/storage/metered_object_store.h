@@ -1,0 +1,25 @@
+#pragma once
+// An object store that counts and times every operation of the store it
+// wraps (storage_metrics), whichever store that is.
+#include "storage/object_store.h"
+#include "storage/storage_metrics.h"
+
+namespace dstream::storage {
+
+class metered_object_store final : public object_store {
+public:
+    explicit metered_object_store(object_store& inner)
+        : _inner(inner), _metrics(storage_metrics::get()) {}
+
+    status put(const std::string& key, std::string_view bytes) override;
+    status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
+               std::string& out) override;
+    status remove(const std::string& key) override;
+    result<std::vector<std::string>> list(const std::string& prefix) override;
+
+private:
+    object_store& _inner;
+    storage_metrics& _metrics;
+};
+
+}  // namespace dstream::storage

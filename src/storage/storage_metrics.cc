@@ -1,0 +1,47 @@
+#include "storage/storage_metrics.h"
+
+namespace dstream::storage {
+
+std::string_view name(object_op op) {
+    switch (op) {
+        case object_op::put:
+            return "put";
+        case object_op::get:
+            return "get";
+        case object_op::remove:
+            return "remove";
+        case object_op::list:
+            return "list";
+    }
+    return "other";
+}
+
+void storage_metrics::collect(metrics::exposition& out) const {
+    using metrics::metric_type;
+    out.counter("dstream_chunk_cache_hits_total", "Cold chunk reads served from the chunk cache",
+                cache_hits.value());
+    out.counter("dstream_chunk_cache_misses_total",
+                "Cold chunk reads that loaded the chunk from the object store",
+                cache_misses.value());
+    out.gauge("dstream_chunk_cache_bytes", "Bytes of chunks held by the chunk cache",
+              static_cast<double>(cache_bytes.value()));
+
+    out.family("dstream_object_store_operations_total", metric_type::counter,
+               "Object-store operations by operation and result");
+    for (std::size_t i = 0; i < object_op_count; ++i) {
+        const std::string_view op = name(static_cast<object_op>(i));
+        out.sample("dstream_object_store_operations_total", {{"op", op}, {"result", "ok"}},
+                   object_ops[i].ok.value());
+        out.sample("dstream_object_store_operations_total", {{"op", op}, {"result", "error"}},
+                   object_ops[i].failed.value());
+    }
+    out.family("dstream_object_store_operation_duration_seconds", metric_type::histogram,
+               "Time of one object-store operation, by operation");
+    for (std::size_t i = 0; i < object_op_count; ++i) {
+        out.buckets("dstream_object_store_operation_duration_seconds",
+                    {{"op", name(static_cast<object_op>(i))}}, object_ops[i].duration_us.read(),
+                    1e6);
+    }
+}
+
+}  // namespace dstream::storage
