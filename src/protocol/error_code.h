@@ -61,7 +61,9 @@ namespace dstream::protocol {
     X(live_read_backpressure, "LIVE_READ_BACKPRESSURE", 503, false)        \
     X(apply_stopped, "APPLY_STOPPED", 503, true)                           \
     X(outcome_unknown, "OUTCOME_UNKNOWN", 503, false)                     \
-    X(json_boundary_unverified, "JSON_BOUNDARY_UNVERIFIED", 503, true)
+    X(json_boundary_unverified, "JSON_BOUNDARY_UNVERIFIED", 503, true)     \
+    X(snapshot_commits_busy, "SNAPSHOT_COMMITS_BUSY", 503, true)           \
+    X(snapshot_commit_in_progress, "SNAPSHOT_COMMIT_IN_PROGRESS", 503, false)
 
 enum class error_code : std::uint8_t {
 #define DSTREAM_X(name, wire, status, refusal) name,
