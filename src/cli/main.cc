@@ -32,13 +32,13 @@ void sweep_orphan_objects(storage::object_store& store, const service::engine& e
     const auto referenced = engine.referenced_object_keys();
     std::size_t removed = 0;
     for (const auto prefix : {service::chunk_key_prefix, service::snapshot_key_prefix}) {
-        auto keys = store.list(std::string(prefix));
-        if (!keys) {
+        auto objects = store.list(std::string(prefix));
+        if (!objects) {
             spdlog::warn("cannot list cold objects; orphan sweep skipped");
             return;
         }
-        for (const auto& key : *keys) {
-            if (!referenced.contains(key) && store.remove(key)) ++removed;
+        for (const auto& object : *objects) {
+            if (!referenced.contains(object.key) && store.remove(object.key)) ++removed;
         }
     }
     spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(), removed);
