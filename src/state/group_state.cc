@@ -391,6 +391,7 @@ apply_result group_state::apply_delete(const delete_stream& c) {
         return incarnation_mismatch(*it->second);
     }
     apply_result r;
+    r.incarnation = it->second->incarnation;  // the stream deleted
     collect_objects(*it->second, r.garbage_objects);
     _streams.erase(it);
     r.kind = write_kind::deleted;
@@ -517,6 +518,7 @@ apply_result group_state::apply_expire(const expire_stream& c) {
     auto it = _streams.find(c.key);
     if (it == _streams.end() || it->second->incarnation != c.incarnation) return {};
     apply_result r;
+    r.incarnation = it->second->incarnation;  // the stream deleted
     collect_objects(*it->second, r.garbage_objects);
     _streams.erase(it);
     r.wakes_readers = true;
