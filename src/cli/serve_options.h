@@ -18,6 +18,7 @@ struct serve_options {
     std::uint64_t chunk_cache_bytes = 64u << 20;
     std::uint64_t checkpoint_bytes = 64u << 20;
     std::uint64_t wal_segment_bytes = 32u << 20;
+    std::uint64_t staged_part_grace_seconds = 24 * 60 * 60;
 };
 
 void add_serve_flags(CLI::App& app, serve_options& opts);

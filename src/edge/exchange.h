@@ -1,13 +1,15 @@
 #pragma once
 // One request and the means to answer it. Handlers decide what to answer;
 // this class writes it, with the headers every answer carries.
+#include <chrono>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
-#include <chrono>
-#include <string>
-#include <vector>
 
 #include "base/result.h"
 #include "edge/query.h"
@@ -66,6 +68,13 @@ public:
     void close_after() { _close = true; }
     bool closing() const { return _close; }
 
+    // A snapshot part admitted from the request's head, counted while its
+    // body uploads (extensions 2.2).
+    void hold_part_upload(std::unique_ptr<service::part_upload> upload) {
+        _part_upload = std::move(upload);
+    }
+    std::unique_ptr<service::part_upload> take_part_upload() { return std::move(_part_upload); }
+
 private:
     boost::beast::tcp_stream& _stream;
     request& _req;
@@ -74,6 +83,7 @@ private:
     service::stream_service* _service;  // null for answers sent before routing
     const edge_options& _options;
     bool _close = false;
+    std::unique_ptr<service::part_upload> _part_upload;
 };
 
 }  // namespace dstream::edge

@@ -119,7 +119,9 @@ asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
             }
             std::optional<std::uint64_t> declared;
             if (const auto length = parser.content_length()) declared = *length;
-            const auto early = co_await answer_before_body(stream, parser.get(), declared, _service, _options);
+            std::unique_ptr<service::part_upload> part_upload;
+            const auto early = co_await answer_before_body(stream, parser.get(), declared, _service,
+                                                           _options, part_upload);
             if (early == early_answer::close) break;
             if (early == early_answer::body_follows) {
                 // Read the body the client is sending, and drop it.
@@ -152,7 +154,7 @@ asio::awaitable<void> server::serve_connection(tcp::socket* socket) {
             stream.expires_never();
             request req = parser.release();
             const bool keep_alive = req.keep_alive();
-            const bool closing = co_await dispatch(stream, req, _service, _options);
+            const bool closing = co_await dispatch(stream, req, _service, _options, part_upload);
             if (!keep_alive || closing) break;
         }
     } catch (const boost::system::system_error& e) {
