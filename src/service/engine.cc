@@ -296,31 +296,25 @@ parts_answer refused_by(const stream_view& target) {
 }
 
 // extensions 2.2: a commit is checked against the latest snapshot before its
-// parts, and before the retained offset: a repeat of the published snapshot
-// succeeds and a superseded or conflicting one answers 409, even after its
-// parts are gone. Nothing when the parts decide.
+// parts: a repeat of the published snapshot succeeds and a superseded or
+// conflicting one answers 409, even after its parts are gone. Retention
+// never passes the latest snapshot, so a commit below the retained offset is
+// superseded and answers 409 here, before retention (the publish's apply
+// keeps the 410). Nothing when the parts decide.
 std::optional<state::apply_result> answer_from_key(const parts_commit& commit,
                                                    const stream_view& target) {
+    if (!target.snapshot_offset) return std::nullopt;
     state::apply_result answer;
     answer.incarnation = target.incarnation;
-    if (target.snapshot_offset) {
-        answer.snapshot_offset = target.snapshot_offset;
-        answer.snapshot_digest = target.snapshot_digest;
-        if (commit.offset == *target.snapshot_offset &&
-            protocol::to_hex(commit.digest) == target.snapshot_digest) {
-            return answer;
-        }
-        if (commit.offset <= *target.snapshot_offset) {
-            answer.refusal = make_error(protocol::error_code::snapshot_conflict,
-                                        "another snapshot is the latest");
-            return answer;
-        }
-        answer.snapshot_offset.reset();
-        answer.snapshot_digest.clear();
+    answer.snapshot_offset = target.snapshot_offset;
+    answer.snapshot_digest = target.snapshot_digest;
+    if (commit.offset == *target.snapshot_offset &&
+        protocol::to_hex(commit.digest) == target.snapshot_digest) {
+        return answer;
     }
-    if (commit.offset < target.retained) {
-        answer.refusal = make_error(protocol::error_code::stream_gone,
-                                    "the snapshot offset is below the retained offset");
+    if (commit.offset <= *target.snapshot_offset) {
+        answer.refusal = make_error(protocol::error_code::snapshot_conflict,
+                                    "another snapshot is the latest");
         return answer;
     }
     return std::nullopt;

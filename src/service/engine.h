@@ -74,7 +74,7 @@ public:
 private:
     group& group_for(std::string_view key);
     // The stream a parts request addresses, as of now: 404 and 412 refusals,
-    // its incarnation, latest snapshot and retained offset.
+    // its incarnation and latest snapshot.
     boost::asio::awaitable<stream_view> parts_target(
         const std::string& key, const std::optional<std::uint64_t>& if_incarnation);
 

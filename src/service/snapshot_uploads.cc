@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <unordered_set>
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -185,16 +186,29 @@ void snapshot_uploads::drop_parts(const std::string& key, std::uint64_t incarnat
 }
 
 void snapshot_uploads::stream_deleted(const std::string& key, std::uint64_t incarnation) {
-    std::vector<std::uint64_t> known = _ledger->incarnations(key);
-    known.push_back(incarnation);
-    const auto deleted_ms = runtime::now_unix_ms();
-    asio::post(_cold.io, [this, key, known = std::move(known), deleted_ms] {
+    deleted_parts deleted{_ledger->incarnations(key), runtime::now_unix_ms()};
+    deleted.incarnations.push_back(incarnation);
+    {
+        // A running commit may be copying them: they go when it ends.
+        const std::lock_guard lock(_mutex);
+        if (auto it = _running.find(key); it != _running.end()) {
+            it->second = std::move(deleted);
+            return;
+        }
+    }
+    remove_deleted(key, std::move(deleted));
+}
+
+void snapshot_uploads::remove_deleted(const std::string& key, deleted_parts deleted) {
+    asio::post(_cold.io, [this, key, deleted = std::move(deleted)] {
+        const auto& known = deleted.incarnations;
         const status removed = relist(key, [&](const part_object_name& name) {
             return std::find(known.begin(), known.end(), name.incarnation) != known.end() ||
-                   staged_before(name, deleted_ms - earlier_parts_margin_ms);
+                   staged_before(name, deleted.at - earlier_parts_margin_ms);
         });
-        if (!removed)
+        if (!removed) {
             spdlog::warn("could not remove the staged parts of a deleted stream; the sweep will");
+        }
     });
 }
 
@@ -203,7 +217,7 @@ void snapshot_uploads::sweep() {
     std::unordered_set<std::string> committing;  // their parts may be being copied
     {
         const std::lock_guard lock(_mutex);
-        for (const auto& key : _running) committing.insert(stream_parts_prefix(key));
+        for (const auto& [key, deleted] : _running) committing.insert(stream_parts_prefix(key));
     }
     auto parts = _cold.store->list(std::string(part_key_prefix));
     if (!parts) {
@@ -258,12 +272,18 @@ void snapshot_uploads::remove_parts(const std::string& key, std::uint64_t incarn
 
 bool snapshot_uploads::try_run(const std::string& key) {
     const std::lock_guard lock(_mutex);
-    return _running.insert(key).second;
+    return _running.try_emplace(key).second;
 }
 
 void snapshot_uploads::end_run(const std::string& key) {
-    const std::lock_guard lock(_mutex);
-    _running.erase(key);
+    std::optional<deleted_parts> deleted;
+    {
+        const std::lock_guard lock(_mutex);
+        auto it = _running.find(key);
+        deleted = std::move(it->second);
+        _running.erase(it);
+    }
+    if (deleted) remove_deleted(key, std::move(*deleted));
 }
 
 bool snapshot_uploads::try_copy() {
@@ -351,10 +371,14 @@ void snapshot_uploads::copy_piece(const std::shared_ptr<copy_job>& job) {
 }
 
 void snapshot_uploads::finish_copy(const std::shared_ptr<copy_job>& job) {
-    end_copy();
     const protocol::body_digest digest = job->hasher.finish();
-    if (digest != job->request.digest) {
-        job->writer.reset();  // the object never appears; the copy used the parts up
+    const bool matches = digest == job->request.digest;
+    // A mismatch abandons the object: it never appears.
+    const status finished = matches ? job->writer->finish() : ok_status();
+    job->writer.reset();
+    end_copy();  // the object is durable (or gone): the copy is over
+    if (!matches) {
+        // The copy used the parts up.
         settle(job,
                refused(make_error(error_code::snapshot_digest_mismatch,
                                   "the assembled snapshot does not match Stream-Snapshot-Digest"),
@@ -362,11 +386,10 @@ void snapshot_uploads::finish_copy(const std::shared_ptr<copy_job>& job) {
                true);
         return;
     }
-    if (const status finished = job->writer->finish(); !finished) {
+    if (!finished) {
         settle(job, refused(finished.err(), job->incarnation), false);
         return;
     }
-    job->writer.reset();
     state::publish_snapshot cmd;
     cmd.key = job->request.key;
     // The parts' incarnation: a stream recreated during the copy is not published to.

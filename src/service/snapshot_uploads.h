@@ -3,15 +3,15 @@
 // Parts, and its notes): parts staged as objects, discards, commits that copy
 // the parts into one snapshot object and publish it, and the sweep of parts
 // no publish used. The engine checks the stream first (404, 412 and, for a
-// commit, its latest snapshot and retained offset); this module does the
-// rest. Store calls run on the cold tier's I/O pool, a copy one piece per
-// task so other cold-tier work runs between its pieces.
+// commit, its latest snapshot); this module does the rest. Store calls run on the cold tier's I/O
+// pool, a copy one piece per task so other cold-tier work runs between its pieces.
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -19,6 +19,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "base/unique_function.h"
+#include "protocol/expiry.h"
 #include "service/cold_tier.h"
 #include "service/staging_ledger.h"
 #include "service/stream_service.h"
@@ -67,12 +68,19 @@ public:
 private:
     struct copy_job;
     using doomed_fn = std::function<bool(const part_object_name&)>;
+    // What a delete of a stream removes: the parts of these incarnations,
+    // and the others staged over a minute before `at`.
+    struct deleted_parts {
+        std::vector<std::uint64_t> incarnations;
+        protocol::unix_ms at = 0;
+    };
 
     // Lists the stream's parts, removes those `doomed` picks, and gives the
     // ledger what is left. Blocking; fails when the listing or a removal did.
     status relist(const std::string& key, const doomed_fn& doomed);
     void remove_parts(const std::string& key, std::uint64_t incarnation,
                       const std::vector<std::string>& part_ids);
+    void remove_deleted(const std::string& key, deleted_parts deleted);
 
     void resolve(const std::shared_ptr<copy_job>& job);
     void copy_piece(const std::shared_ptr<copy_job>& job);
@@ -80,7 +88,8 @@ private:
     void fail_copy(const std::shared_ptr<copy_job>& job, error e);
     void settle(const std::shared_ptr<copy_job>& job, state::apply_result answer, bool parts_used);
 
-    // One commit or discard per stream at a time, and a bounded number of copies.
+    // One commit or discard per stream at a time, and a bounded number of
+    // copies. A delete of the stream while one runs removes its parts after.
     bool try_run(const std::string& key);
     void end_run(const std::string& key);
     bool try_copy();
@@ -93,7 +102,7 @@ private:
     publish_fn _publish;
     std::shared_ptr<staging_ledger> _ledger = std::make_shared<staging_ledger>();
     std::mutex _mutex;
-    std::unordered_set<std::string> _running;  // stream keys
+    std::unordered_map<std::string, std::optional<deleted_parts>> _running;  // by stream key
     std::size_t _copies = 0;
     boost::asio::steady_timer _sweep_timer;
 };
