@@ -1,5 +1,7 @@
 #include "protocol/producer.h"
 
+#include "protocol/decimal.h"
+
 namespace dstream::protocol {
 namespace {
 
@@ -125,14 +127,9 @@ result<std::uint64_t> parse_producer_number(std::string_view text) {
         return make_error(error_code::invalid_producer,
                           "Producer-Epoch and Producer-Seq must be integers from 0 to 2^53-1");
     };
-    if (text.empty() || text.size() > 16 || (text.size() > 1 && text[0] == '0')) return bad();
-    std::uint64_t value = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') return bad();
-        value = value * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    if (value > max_producer_number) return bad();
-    return value;
+    const auto value = parse_canonical_decimal(text, 16);
+    if (!value || *value > max_producer_number) return bad();
+    return *value;
 }
 
 result<body_digest> parse_body_digest(std::string_view text) {

@@ -2,6 +2,8 @@
 
 #include <unordered_set>
 
+#include "protocol/decimal.h"
+
 namespace dstream::protocol {
 namespace {
 
@@ -27,17 +29,11 @@ bool visible_ascii(std::string_view id) {
 }  // namespace
 
 result<std::uint64_t> parse_parts_count(std::string_view text) {
-    const auto bad = [] {
+    const auto count = parse_canonical_decimal(text, 4);
+    if (!count || *count == 0 || *count > max_snapshot_parts) {
         return invalid_commit("Stream-Snapshot-Parts must be a decimal from 1 to 4096");
-    };
-    if (text.empty() || text.size() > 4 || text[0] == '0') return bad();
-    std::uint64_t n = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') return bad();
-        n = n * 10 + static_cast<std::uint64_t>(c - '0');
     }
-    if (n > max_snapshot_parts) return bad();
-    return n;
+    return *count;
 }
 
 result<std::vector<std::string>> parse_parts_list(std::string_view body, std::uint64_t count) {
