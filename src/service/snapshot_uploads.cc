@@ -192,6 +192,11 @@ void snapshot_uploads::stream_deleted(const std::string& key, std::uint64_t inca
         // A running commit may be copying them: they go when it ends.
         const std::lock_guard lock(_mutex);
         if (auto it = _running.find(key); it != _running.end()) {
+            if (it->second) {  // an earlier delete waits too
+                deleted.incarnations.insert(deleted.incarnations.end(),
+                                            it->second->incarnations.begin(),
+                                            it->second->incarnations.end());
+            }
             it->second = std::move(deleted);
             return;
         }
@@ -214,10 +219,10 @@ void snapshot_uploads::remove_deleted(const std::string& key, deleted_parts dele
 
 void snapshot_uploads::sweep() {
     const auto cutoff = runtime::now_unix_ms() - std::chrono::milliseconds(_grace).count();
-    std::unordered_set<std::string> committing;  // their parts may be being copied
+    std::unordered_set<std::string> running;  // a commit may be copying their parts
     {
         const std::lock_guard lock(_mutex);
-        for (const auto& [key, deleted] : _running) committing.insert(stream_parts_prefix(key));
+        for (const auto& [key, deleted] : _running) running.insert(stream_parts_prefix(key));
     }
     auto parts = _cold.store->list(std::string(part_key_prefix));
     if (!parts) {
@@ -227,7 +232,7 @@ void snapshot_uploads::sweep() {
     std::size_t removed = 0;
     for (const auto& part : *parts) {
         const auto name = parse_part_object_key(part.key);
-        if (!name || committing.contains(std::string(name->stream_prefix)) ||
+        if (!name || running.contains(std::string(name->stream_prefix)) ||
             !staged_before(*name, cutoff)) {
             continue;
         }
