@@ -31,8 +31,10 @@ boost::asio::awaitable<early_answer> answer_producer(boost::beast::tcp_stream& s
     auto producer = producer_headers(head);
     if (!incarnation || !*incarnation || !producer || !*producer) co_return early_answer::none;
 
-    const state::append headers{target.key,    {},          {}, false, std::nullopt, **producer,
-                                **incarnation, std::nullopt};
+    state::append headers;
+    headers.key = target.key;
+    headers.producer = **producer;
+    headers.if_incarnation = **incarnation;
     const auto answer = co_await service.answer_before_body(headers);
     if (!answer) co_return early_answer::none;
 
@@ -48,8 +50,9 @@ boost::asio::awaitable<early_answer> answer_part(
     auto sub = parse_subresource(target.subresource);
     auto incarnation = incarnation_precondition(head);
     // Shape faults are the handler's to answer.
-    if (!sub || sub->what != subresource::kind::snapshot_part || !incarnation)
+    if (!sub || sub->what != subresource::kind::snapshot_part || !incarnation) {
         co_return early_answer::none;
+    }
     // A part without Content-Length counts as the largest request it may be.
     const std::uint64_t declared = content_length.value_or(options.max_request_bytes);
     service::part_admission admission =
