@@ -2,7 +2,9 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-// The files below `dir` (recursively) with their sizes; none when it is absent.
+// The files below `dir` (recursively) with their sizes and modification
+// times; none when it is absent. A file renamed or removed while the server
+// runs (a temporary one) is left out.
 export function filesUnder(dir) {
     const out = [];
     const walk = (d) => {
@@ -14,8 +16,12 @@ export function filesUnder(dir) {
         }
         for (const e of entries) {
             const p = path.join(d, e.name);
-            if (e.isDirectory()) walk(p);
-            else if (e.isFile()) out.push({ path: p, size: statSync(p).size });
+            if (e.isDirectory()) {
+                walk(p);
+            } else if (e.isFile()) {
+                const st = statSync(p, { throwIfNoEntry: false });
+                if (st) out.push({ path: p, size: st.size, mtimeMs: st.mtimeMs });
+            }
         }
     };
     walk(dir);
