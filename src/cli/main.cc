@@ -32,21 +32,24 @@ namespace {
 using namespace dstream;
 
 // Cold objects that no stream references (a crash between writing an object
-// and logging it, or between a delete and the removal of its objects).
-void sweep_orphan_objects(storage::object_store& store, const service::engine& engine) {
+// and logging it, or between a delete and the removal of its objects), and
+// staged snapshot parts past their grace (no stream references a part; a
+// younger one may still be committed).
+void sweep_orphan_objects(storage::object_store& store, service::engine& engine) {
     const auto referenced = engine.referenced_object_keys();
     std::size_t removed = 0;
     for (const auto prefix : {service::chunk_key_prefix, service::snapshot_key_prefix}) {
-        auto keys = store.list(std::string(prefix));
-        if (!keys) {
+        auto objects = store.list(std::string(prefix));
+        if (!objects) {
             spdlog::warn("cannot list cold objects; orphan sweep skipped");
             return;
         }
-        for (const auto& key : *keys) {
-            if (!referenced.contains(key) && store.remove(key)) ++removed;
+        for (const auto& object : *objects) {
+            if (!referenced.contains(object.key) && store.remove(object.key)) ++removed;
         }
     }
     spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(), removed);
+    engine.sweep_staged_parts();
 }
 
 int run_serve(const cli::serve_options& opts) {
@@ -89,6 +92,7 @@ int run_serve(const cli::serve_options& opts) {
         cold.cache = &cache.emplace(opts.chunk_cache_bytes);
         cold.io = io_pool.get_executor();
         cold.group_hot_budget = std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
+        cold.staged_part_grace = std::chrono::seconds(opts.staged_part_grace_seconds);
         checkpoints = std::make_unique<log::checkpoint_files>(dir / "checkpoints");
         engine.emplace(io, meta.group_count, cold,
                        service::checkpointing{checkpoints.get(), opts.checkpoint_bytes});

@@ -13,6 +13,9 @@ bool flag_given(const char* name) {
     return serve_app != nullptr && serve_app->count(name) > 0;
 }
 
+// A year: longer only keeps abandoned uploads around.
+constexpr std::uint64_t max_staged_part_grace_seconds = 366 * 24 * 60 * 60;
+
 }  // namespace
 
 void add_serve_flags(CLI::App& app, serve_options& opts) {
@@ -46,6 +49,11 @@ void add_serve_flags(CLI::App& app, serve_options& opts) {
     app.add_option("--wal-segment-bytes", opts.wal_segment_bytes,
                    "Size at which the write-ahead log starts a new segment file")
         ->check(CLI::Range(std::uint64_t{1} << 16, std::uint64_t{1} << 32))
+        ->capture_default_str();
+    app.add_option(
+           "--staged-part-grace-seconds", opts.staged_part_grace_seconds,
+           "Age at which a staged snapshot part that no commit used is removed (durable mode)")
+        ->check(CLI::Range(std::uint64_t{1}, max_staged_part_grace_seconds))
         ->capture_default_str();
     app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
@@ -109,6 +117,9 @@ void apply_config_file(serve_options& opts) {
                 std::int64_t{1} << 40);
     read_number("shutdown_timeout_seconds", "--shutdown-timeout-seconds",
                 opts.shutdown_timeout_seconds, 0, 3600);
+    read_number("staged_part_grace_seconds", "--staged-part-grace-seconds",
+                opts.staged_part_grace_seconds, 1,
+                static_cast<std::int64_t>(max_staged_part_grace_seconds));
     read_bool("memory", "--memory", opts.memory);
     read_bool("access_log", "--access-log", opts.access_log);
 }

@@ -20,6 +20,7 @@ struct serve_options {
     std::uint64_t wal_segment_bytes = 32u << 20;
     bool access_log = false;
     unsigned shutdown_timeout_seconds = 10;
+    std::uint64_t staged_part_grace_seconds = 24 * 60 * 60;
 };
 
 void add_serve_flags(CLI::App& app, serve_options& opts);

@@ -70,9 +70,18 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
                 co_await handle_immutable_snapshot(ex, sub->token, sub->offset);
             }
             co_return;
+        case subresource::kind::snapshot_part:
+            if (method == http::verb::post) {
+                co_await handle_part_upload(ex);
+                co_return;
+            }
+            break;
         case subresource::kind::snapshot_parts:
-            co_await answer_error(ex, error_code::unsupported, "snapshot uploads in parts are not supported yet");
-            co_return;
+            if (method == http::verb::delete_) {
+                co_await handle_parts_discard(ex);
+                co_return;
+            }
+            break;
         case subresource::kind::other:
             co_await answer_error(ex, error_code::not_found, "no such stream subresource");
             co_return;
@@ -84,7 +93,8 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
 
 boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
                                       service::stream_service& service, const edge_options& options,
-                                      answer_summary& summary) {
+                                      answer_summary& summary,
+                                      std::unique_ptr<service::part_upload>& part_upload) {
     std::string_view target(req.target().data(), req.target().size());
     // RFC 9112 3.2.2: an absolute-form target names the authority itself.
     if (target.starts_with("http://") || target.starts_with("https://")) {
@@ -101,6 +111,7 @@ boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
     const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
     exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
                 query ? std::move(*query) : query_params{}, &service, options, summary);
+    ex.hold_part_upload(std::move(part_upload));
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
     if (req.version() >= 11 && req.count(http::field::host) == 0) {
         co_await answer_error(ex, error_code::invalid_request, "missing Host header");

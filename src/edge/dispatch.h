@@ -9,9 +9,11 @@
 namespace dstream::edge {
 
 // Answers one request and reports the answer in `summary` (its `close`:
-// the connection must close after it).
+// the connection must close after it). `part_upload`: what
+// answer_before_body() admitted for the request, if anything.
 boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
                                       service::stream_service& service, const edge_options& options,
-                                      answer_summary& summary);
+                                      answer_summary& summary,
+                                      std::unique_ptr<service::part_upload>& part_upload);
 
 }  // namespace dstream::edge

@@ -3,36 +3,92 @@
 #include <boost/beast/core/string.hpp>
 
 #include "edge/headers.h"
+#include "edge/subresource.h"
 #include "edge/write_answer.h"
 
 namespace dstream::edge {
+namespace {
 
-boost::asio::awaitable<early_answer> answer_before_body(
-    connection_stream& stream, request& head, std::optional<std::uint64_t> content_length,
-    service::stream_service& service, const edge_options& options, answer_summary& summary) {
-    const bool expects_continue = boost::beast::iequals(head[http::field::expect], "100-continue");
-    if (head.method() != http::verb::post ||
-        (!expects_continue && content_length.value_or(0) < early_answer_min_body)) {
-        co_return early_answer::none;
-    }
-    const std::string_view target(head.target().data(), head.target().size());
-    auto resolved = resolve_route(target.substr(0, target.find('?')));
-    if (!resolved || resolved->what != route::kind::stream) co_return early_answer::none;
+bool expects_continue(const request& head) {
+    return boost::beast::iequals(head[http::field::expect], "100-continue");
+}
+
+// Sends an answer decided before the body; without a 100 Continue sent, the
+// client may not send the body, so the connection closes.
+boost::asio::awaitable<early_answer> send_before_body(exchange& ex, response& res) {
+    const bool waiting = expects_continue(ex.req());
+    if (waiting) ex.close_after();
+    co_await ex.send(res);
+    co_return waiting ? early_answer::close : early_answer::body_follows;
+}
+
+boost::asio::awaitable<early_answer> answer_producer(connection_stream& stream,
+                                                     request& head, route& target,
+                                                     service::stream_service& service,
+                                                     const edge_options& options,
+                                                     answer_summary& summary) {
     // Malformed headers are step 1 of extensions 5.3: the normal path answers them.
     auto incarnation = incarnation_precondition(head);
     auto producer = producer_headers(head);
     if (!incarnation || !*incarnation || !producer || !*producer) co_return early_answer::none;
 
-    const state::append headers{resolved->key, {}, {}, false, std::nullopt, **producer, **incarnation, std::nullopt};
+    state::append headers;
+    headers.key = target.key;
+    headers.producer = **producer;
+    headers.if_incarnation = **incarnation;
     const auto answer = co_await service.answer_before_body(headers);
     if (!answer) co_return early_answer::none;
 
     summary.kind = request_kind::append;
-    exchange ex(stream, head, std::move(*resolved), query_params{}, &service, options, summary);
-    if (expects_continue) ex.close_after();
+    exchange ex(stream, head, std::move(target), query_params{}, &service, options, summary);
     response res = render_append_answer(ex, *answer, false);
-    co_await ex.send(res);
-    co_return expects_continue ? early_answer::close : early_answer::body_follows;
+    co_return co_await send_before_body(ex, res);
+}
+
+boost::asio::awaitable<early_answer> answer_part(
+    connection_stream& stream, request& head, route& target,
+    std::optional<std::uint64_t> content_length, service::stream_service& service,
+    const edge_options& options, answer_summary& summary,
+    std::unique_ptr<service::part_upload>& part_upload) {
+    auto sub = parse_subresource(target.subresource);
+    auto incarnation = incarnation_precondition(head);
+    // Shape faults are the handler's to answer.
+    if (!sub || sub->what != subresource::kind::snapshot_part || !incarnation) {
+        co_return early_answer::none;
+    }
+    // A part without Content-Length counts as the largest request it may be.
+    const std::uint64_t declared = content_length.value_or(options.max_request_bytes);
+    service::part_admission admission =
+        co_await service.admit_part(target.key, *incarnation, declared);
+    if (!admission.answer.refusal) {
+        part_upload = std::move(admission.upload);
+        co_return early_answer::none;
+    }
+    summary.kind = request_kind::snapshot;
+    exchange ex(stream, head, std::move(target), query_params{}, &service, options, summary);
+    response res = render_parts_answer(ex, admission.answer, http::status::created);
+    co_return co_await send_before_body(ex, res);
+}
+
+}  // namespace
+
+boost::asio::awaitable<early_answer> answer_before_body(
+    connection_stream& stream, request& head, std::optional<std::uint64_t> content_length,
+    service::stream_service& service, const edge_options& options, answer_summary& summary,
+    std::unique_ptr<service::part_upload>& part_upload) {
+    if (head.method() != http::verb::post) co_return early_answer::none;
+    const std::string_view path(head.target().data(), head.target().size());
+    auto resolved = resolve_route(path.substr(0, path.find('?')));
+    if (!resolved) co_return early_answer::none;
+    if (resolved->what == route::kind::stream_subresource) {
+        co_return co_await answer_part(stream, head, *resolved, content_length, service, options,
+                                       summary, part_upload);
+    }
+    if (resolved->what != route::kind::stream ||
+        (!expects_continue(head) && content_length.value_or(0) < early_answer_min_body)) {
+        co_return early_answer::none;
+    }
+    co_return co_await answer_producer(stream, head, *resolved, service, options, summary);
 }
 
 }  // namespace dstream::edge

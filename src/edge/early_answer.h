@@ -1,12 +1,21 @@
 #pragma once
-// extensions 5.5, answers before the body: a producer write that carries
-// Stream-Incarnation, after `Expect: 100-continue` or with a declared body of
-// 64 KiB or more, is answered from its headers when it is a repeat or a key
-// conflict, so the client need not upload (or the server stage) the body.
-#include <utility>
-#include <boost/asio/awaitable.hpp>
-#include "edge/connection_stream.h"
+// Answers before the body.
+//
+// extensions 5.5: a producer write that carries Stream-Incarnation, after
+// `Expect: 100-continue` or with a declared body of 64 KiB or more, is
+// answered from its headers when it is a repeat or a key conflict, so the
+// client need not upload (or the server stage) the body.
+//
+// extensions 2.2: a snapshot part is decided from its head (404, 412, 429
+// past a staging bound, 501 without a cold store); an admitted part counts
+// its Content-Length against the bounds while its body uploads.
+#include <memory>
 #include <optional>
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "edge/connection_stream.h"
 
 #include "edge/exchange.h"
 
@@ -20,8 +29,11 @@ enum class early_answer {
 
 inline constexpr std::uint64_t early_answer_min_body = 64 * 1024;
 
+// The answer goes in `summary`; `part_upload` receives an admitted part, to
+// be handed to dispatch().
 boost::asio::awaitable<early_answer> answer_before_body(
     connection_stream& stream, request& head, std::optional<std::uint64_t> content_length,
-    service::stream_service& service, const edge_options& options, answer_summary& summary);
+    service::stream_service& service, const edge_options& options, answer_summary& summary,
+    std::unique_ptr<service::part_upload>& part_upload);
 
 }  // namespace dstream::edge

@@ -2,6 +2,7 @@
 // One request and the means to answer it. Handlers decide what to answer;
 // this class writes it, with the headers every answer carries.
 #include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,13 @@ public:
     void close_after() { _summary.close = true; }
     bool closing() const { return _summary.close; }
 
+    // A snapshot part admitted from the request's head, counted while its
+    // body uploads (extensions 2.2).
+    void hold_part_upload(std::unique_ptr<service::part_upload> upload) {
+        _part_upload = std::move(upload);
+    }
+    std::unique_ptr<service::part_upload> take_part_upload() { return std::move(_part_upload); }
+
 private:
     // Counts what was sent, once the head is on its way.
     void sent(http::status status, std::uint64_t body_bytes);
@@ -97,6 +105,7 @@ private:
     service::stream_service* _service;  // null for answers sent before routing
     const edge_options& _options;
     answer_summary& _summary;
+    std::unique_ptr<service::part_upload> _part_upload;
 };
 
 }  // namespace dstream::edge

@@ -43,6 +43,9 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
         res.set(hdr::stream_expires_at, protocol::format_rfc3339(*view.expiry.expires_at));
     }
     res.set(hdr::ursula_max_request_bytes, std::to_string(ex.options().max_request_bytes));
+    if (auto limit = ex.service().max_snapshot_bytes()) {
+        res.set(hdr::ursula_max_snapshot_bytes, std::to_string(*limit));
+    }
     co_await ex.send(res);
 }
 

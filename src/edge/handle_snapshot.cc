@@ -14,25 +14,6 @@ namespace {
 
 using protocol::error_code;
 
-// The digest of a snapshot: BLAKE3 of the content type's length (u64 LE),
-// the content type and the body (extensions 4.4 note).
-protocol::body_digest snapshot_digest(std::string_view content_type, std::string_view body) {
-    std::string covered;
-    covered.reserve(8 + content_type.size() + body.size());
-    for (int i = 0; i < 8; ++i) {
-        covered.push_back(static_cast<char>((static_cast<std::uint64_t>(content_type.size()) >> (8 * i)) & 0xff));
-    }
-    covered.append(content_type);
-    covered.append(body);
-    return protocol::blake3_256(covered);
-}
-
-void name_snapshot(response& res, const state::apply_result& r) {
-    if (!r.snapshot_offset) return;
-    set_offset_header(res, hdr::stream_snapshot_offset, *r.snapshot_offset);
-    res.set(hdr::stream_snapshot_digest, r.snapshot_digest);
-}
-
 // A single byte range of RFC 9110: first-last, first- or -suffix. Anything
 // else (several ranges, unparseable) means the whole body.
 struct byte_range {
@@ -77,12 +58,6 @@ std::optional<byte_range> parse_range(std::string_view header) {
 
 boost::asio::awaitable<void> publish(exchange& ex, std::uint64_t offset) {
     request& req = ex.req();
-    if (req.count(hdr::stream_snapshot_parts) > 0) {
-        response res = ex.make_error(make_error(error_code::unsupported,
-                                                "snapshot uploads in parts are not supported yet"));
-        co_await ex.send(res);
-        co_return;
-    }
     auto incarnation = incarnation_precondition(req);
     auto content_type = single_header(req, "Content-Type");
     if (!incarnation || !content_type) {
@@ -95,20 +70,12 @@ boost::asio::awaitable<void> publish(exchange& ex, std::uint64_t offset) {
     cmd.if_incarnation = *incarnation;
     cmd.offset = offset;
     cmd.content_type = *content_type ? std::string(**content_type) : std::string(protocol::default_content_type);
-    cmd.digest = snapshot_digest(cmd.content_type, req.body());
+    cmd.digest = protocol::snapshot_digest(cmd.content_type, req.body());
     cmd.size = req.body().size();
     cmd.body = std::move(req.body());
     state::command_body body = std::move(cmd);
     const state::apply_result r = co_await ex.service().write(body);
-    if (r.refusal) {
-        response res = render_refusal(ex, r);
-        name_snapshot(res, r);
-        co_await ex.send(res);
-        co_return;
-    }
-    response res = ex.make_response(http::status::no_content);
-    res.set(hdr::stream_incarnation, std::to_string(*r.incarnation));
-    name_snapshot(res, r);
+    response res = render_publish_answer(ex, r);
     co_await ex.send(res);
 }
 
@@ -206,7 +173,9 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
 }  // namespace
 
 boost::asio::awaitable<void> handle_snapshot(exchange& ex, std::uint64_t offset) {
-    if (ex.req().method() == http::verb::put) {
+    if (ex.req().method() == http::verb::put && ex.req().count(hdr::stream_snapshot_parts) > 0) {
+        co_await handle_parts_commit(ex, offset);
+    } else if (ex.req().method() == http::verb::put) {
         co_await publish(ex, offset);
     } else {
         co_await read(ex, offset, std::nullopt);

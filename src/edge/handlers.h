@@ -18,6 +18,12 @@ boost::asio::awaitable<void> handle_bucket(exchange& ex);   // PUT /{bucket_id}
 boost::asio::awaitable<void> handle_operator(exchange& ex);  // /__ursula/health, ready, metrics
 // {stream}/snapshot/{offset}: PUT publishes, GET and HEAD read (extensions 2.2, 2.5).
 boost::asio::awaitable<void> handle_snapshot(exchange& ex, std::uint64_t offset);
+// extensions 2.2, Upload in Parts: POST {stream}/snapshot/{offset}/parts,
+// DELETE {stream}/snapshot/parts, and the commit, a PUT of
+// {stream}/snapshot/{offset} with Stream-Snapshot-Parts.
+boost::asio::awaitable<void> handle_part_upload(exchange& ex);
+boost::asio::awaitable<void> handle_parts_discard(exchange& ex);
+boost::asio::awaitable<void> handle_parts_commit(exchange& ex, std::uint64_t offset);
 boost::asio::awaitable<void> handle_retention(exchange& ex, std::uint64_t offset);  // PUT
 boost::asio::awaitable<void> handle_bootstrap(exchange& ex);                        // GET
 // {stream}/incarnation/{token}/chunk/{offset} and .../snapshot/{offset} (extensions 4).

@@ -13,6 +13,9 @@ namespace dstream::edge::hdr {
 inline constexpr char ursula_protocol[] = "Ursula-Protocol";
 inline constexpr char ursula_cluster_id[] = "Ursula-Cluster-Id";
 inline constexpr char ursula_max_request_bytes[] = "Ursula-Max-Request-Bytes";
+inline constexpr char ursula_max_snapshot_bytes[] = "Ursula-Max-Snapshot-Bytes";
+inline constexpr char ursula_max_staged_parts[] = "Ursula-Max-Staged-Parts";
+inline constexpr char ursula_max_staged_bytes[] = "Ursula-Max-Staged-Bytes";
 inline constexpr char cross_origin_resource_policy[] = "Cross-Origin-Resource-Policy";
 inline constexpr char stream_next_offset[] = "Stream-Next-Offset";
 inline constexpr char stream_offset[] = "Stream-Offset";
@@ -28,6 +31,7 @@ inline constexpr char stream_retained_offset[] = "Stream-Retained-Offset";
 inline constexpr char stream_snapshot_offset[] = "Stream-Snapshot-Offset";
 inline constexpr char stream_snapshot_digest[] = "Stream-Snapshot-Digest";
 inline constexpr char stream_snapshot_parts[] = "Stream-Snapshot-Parts";
+inline constexpr char stream_snapshot_part[] = "Stream-Snapshot-Part";
 inline constexpr char stream_immutable[] = "Stream-Immutable";
 inline constexpr char stream_previous_incarnation[] = "Stream-Previous-Incarnation";
 inline constexpr char stream_inherited_offset[] = "Stream-Inherited-Offset";
@@ -50,16 +54,19 @@ inline constexpr char exposed_headers[] =
     "Stream-Next-Offset, Stream-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, "
     "Stream-TTL, Stream-Expires-At, Stream-Incarnation, Stream-Previous-Incarnation, "
     "Stream-Inherited-Offset, Stream-Retained-Offset, Stream-Last-Seq, "
-    "Stream-Snapshot-Offset, Stream-Snapshot-Digest, Stream-Immutable, Accept-Ranges, Content-Range, "
+    "Stream-Snapshot-Offset, Stream-Snapshot-Digest, Stream-Immutable, Accept-Ranges, "
+    "Content-Range, "
     "Stream-SSE-Data-Encoding, Stream-Data-Content-Type, Producer-Epoch, Producer-Seq, "
     "Producer-Expected-Seq, Producer-Received-Seq, Producer-Outcome, Producer-Closed-Epoch, "
     "Producer-Closed-Seq, Ursula-Protocol, Ursula-Cluster-Id, "
-    "Ursula-Max-Request-Bytes, ETag, Location, Content-Type";
+    "Ursula-Max-Request-Bytes, Ursula-Max-Snapshot-Bytes, Stream-Snapshot-Part, "
+    "Ursula-Max-Staged-Parts, Ursula-Max-Staged-Bytes, ETag, Location, Content-Type";
 
 inline constexpr char allowed_request_headers[] =
     "Content-Type, Stream-Seq, Stream-TTL, Stream-Expires-At, Stream-Closed, Stream-Incarnation, "
     "Stream-Forked-From, Stream-Fork-Offset, Stream-Fork-Sub-Offset, Producer-Id, "
-    "Producer-Epoch, Producer-Seq, Producer-Digest, If-None-Match, Authorization";
+    "Producer-Epoch, Producer-Seq, Producer-Digest, Stream-Snapshot-Parts, Stream-Snapshot-Digest, "
+    "If-None-Match, Authorization";
 
 }  // namespace dstream::edge::hdr
 

@@ -236,8 +236,9 @@ asio::awaitable<bool> server::answer(connection& conn,
     std::optional<std::uint64_t> declared;
     if (const auto length = parser.content_length()) declared = *length;
     boost::system::error_code ec;
-    const auto early =
-        co_await answer_before_body(stream, parser.get(), declared, _service, _options, summary);
+    std::unique_ptr<service::part_upload> part_upload;
+    const auto early = co_await answer_before_body(stream, parser.get(), declared, _service,
+                                                   _options, summary, part_upload);
     if (early == early_answer::close) co_return false;
     if (early == early_answer::body_follows) {
         // Read the body the client is sending, and drop it.
@@ -273,7 +274,7 @@ asio::awaitable<bool> server::answer(connection& conn,
     // for the access log after a handler moved the body away.
     request& req = parser.get();
     const bool keep_alive = req.keep_alive();
-    co_await dispatch(stream, req, _service, _options, summary);
+    co_await dispatch(stream, req, _service, _options, summary, part_upload);
     co_return keep_alive;
 }
 

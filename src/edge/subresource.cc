@@ -44,14 +44,21 @@ result<subresource> parse_subresource(std::string_view path) {
         return out;
     }
     if (head != "snapshot" && head != "retention") return out;
-    if (head == "snapshot" && (rest == "parts" || rest.ends_with("/parts"))) {
+    if (head == "snapshot" && rest == "parts") {
         out.what = subresource::kind::snapshot_parts;
         return out;
     }
-    if (rest.empty() || rest.find('/') != std::string_view::npos) return out;
-    auto offset = protocol::parse_offset(rest);
+    std::string_view offset_text = rest;
+    auto what = head == "snapshot" ? subresource::kind::snapshot : subresource::kind::retention;
+    if (head == "snapshot" && rest.ends_with("/parts")) {
+        // The offset of a part is checked as an offset and otherwise ignored (extensions 2.2).
+        offset_text.remove_suffix(std::string_view("/parts").size());
+        what = subresource::kind::snapshot_part;
+    }
+    if (offset_text.empty() || offset_text.find('/') != std::string_view::npos) return out;
+    auto offset = protocol::parse_offset(offset_text);
     if (!offset) return offset.err();
-    out.what = head == "snapshot" ? subresource::kind::snapshot : subresource::kind::retention;
+    out.what = what;
     out.offset = *offset;
     return out;
 }

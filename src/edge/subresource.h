@@ -1,5 +1,6 @@
 #pragma once
 // Stream subresources (extensions 2, 3): {stream}/snapshot/{offset},
+// {stream}/snapshot/{offset}/parts, {stream}/snapshot/parts,
 // {stream}/retention/{offset}, {stream}/bootstrap.
 #include <cstdint>
 #include <string_view>
@@ -11,7 +12,8 @@ namespace dstream::edge {
 struct subresource {
     enum class kind {
         snapshot,
-        snapshot_parts,
+        snapshot_part,   // snapshot/{offset}/parts: stage a part
+        snapshot_parts,  // snapshot/parts: discard the staged parts
         retention,
         bootstrap,
         immutable_chunk,     // incarnation/{token}/chunk/{offset}

@@ -85,4 +85,35 @@ response render_append_answer(const exchange& ex, const state::apply_result& r, 
     return res;
 }
 
+namespace {
+
+void name_snapshot(response& res, const state::apply_result& r) {
+    if (!r.snapshot_offset) return;
+    set_offset_header(res, hdr::stream_snapshot_offset, *r.snapshot_offset);
+    set_header(res, hdr::stream_snapshot_digest, r.snapshot_digest);
+}
+
+}  // namespace
+
+response render_publish_answer(const exchange& ex, const state::apply_result& r) {
+    response res = r.refusal ? render_refusal(ex, r) : ex.make_response(http::status::no_content);
+    if (!r.refusal) set_header(res, hdr::stream_incarnation, std::to_string(*r.incarnation));
+    name_snapshot(res, r);
+    return res;
+}
+
+response render_parts_answer(const exchange& ex, const service::parts_answer& answer,
+                             http::status done) {
+    response res = answer.refusal ? ex.make_error(*answer.refusal) : ex.make_response(done);
+    if (answer.incarnation != 0)
+        set_header(res, hdr::stream_incarnation, std::to_string(answer.incarnation));
+    if (!answer.part_id.empty()) set_header(res, hdr::stream_snapshot_part, answer.part_id);
+    if (answer.exceeded) {
+        const bool parts = answer.exceeded->what == service::staging_bound::kind::parts;
+        set_header(res, parts ? hdr::ursula_max_staged_parts : hdr::ursula_max_staged_bytes,
+                   std::to_string(answer.exceeded->value));
+    }
+    return res;
+}
+
 }  // namespace dstream::edge

@@ -65,7 +65,9 @@ namespace dstream::protocol {
     X(outcome_unknown, "OUTCOME_UNKNOWN", 503, false)                     \
     X(json_boundary_unverified, "JSON_BOUNDARY_UNVERIFIED", 503, true)    \
     /* base protocol 4.2: a deleted stream kept for its forks (a code of ours) */ \
-    X(stream_soft_deleted, "STREAM_SOFT_DELETED", 409, true)
+    X(stream_soft_deleted, "STREAM_SOFT_DELETED", 409, true)              \
+    X(snapshot_commits_busy, "SNAPSHOT_COMMITS_BUSY", 503, true)           \
+    X(snapshot_commit_in_progress, "SNAPSHOT_COMMIT_IN_PROGRESS", 503, false)
 
 enum class error_code : std::uint8_t {
 #define DSTREAM_X(name, wire, status, refusal) name,

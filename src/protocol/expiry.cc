@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "protocol/decimal.h"
+
 namespace dstream::protocol {
 namespace {
 
@@ -56,14 +58,9 @@ unsigned days_in_month(std::int64_t y, unsigned m) {
 
 result<std::uint64_t> parse_ttl_seconds(std::string_view text) {
     const auto bad = [] { return make_error(error_code::invalid_header, "Stream-TTL must be a non-negative integer without leading zeros"); };
-    if (text.empty() || text.size() > 15) return bad();
-    if (text.size() > 1 && text[0] == '0') return bad();
-    std::uint64_t value = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') return bad();
-        value = value * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    return value;
+    const auto value = parse_canonical_decimal(text, 999'999'999'999'999);  // 15 digits
+    if (!value) return bad();
+    return *value;
 }
 
 result<unix_ms> parse_rfc3339(std::string_view text) {

@@ -33,6 +33,12 @@ public:
                           });
     }
 
+    // A callback that delivers its argument here, for APIs that answer
+    // through one (build it before the co_await, never inside it).
+    auto completion() {
+        return [self = this->shared_from_this()](T value) { self->deliver(std::move(value)); };
+    }
+
     // On the slot's executor.
     boost::asio::awaitable<T> take() {
         while (!_value) {

@@ -2,8 +2,11 @@
 // What a group needs to move committed bytes to the cold tier and read them
 // back: the object store, the chunk cache, an executor for blocking I/O, and
 // the bounds that keep memory independent of the data held.
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -22,6 +25,8 @@ struct cold_tier {
     std::uint64_t chunk_bytes = 4u << 20;
     // Hot bytes one group may hold before it flushes its largest tails early.
     std::uint64_t group_hot_budget = 16u << 20;
+    // Staged snapshot parts that no publish used are swept after this long.
+    std::chrono::seconds staged_part_grace = std::chrono::hours(24);
 
     bool enabled() const { return store != nullptr; }
 };
@@ -47,6 +52,24 @@ std::string snapshot_object_key(std::string_view stream_key, std::uint64_t incar
                                 std::uint64_t offset, std::string_view digest_hex);
 
 inline constexpr std::string_view snapshot_key_prefix = "snapshots/";
+
+// A staged snapshot part (extensions 2.2, Upload in Parts): parts/<stream
+// directory>/<incarnation>/<part id>. The incarnation keeps a recreated
+// stream's parts apart; the id carries the staging time.
+std::string part_object_key(std::string_view stream_key, std::uint64_t incarnation,
+                            std::string_view part_id);
+// The prefix of every part of a stream, all incarnations.
+std::string stream_parts_prefix(std::string_view stream_key);
+
+inline constexpr std::string_view part_key_prefix = "parts/";
+
+// A part object's key taken apart; nothing for a key of another shape.
+struct part_object_name {
+    std::string_view stream_prefix;  // as stream_parts_prefix() makes it
+    std::uint64_t incarnation = 0;
+    std::string_view part_id;
+};
+std::optional<part_object_name> parse_part_object_key(std::string_view key);
 // Snapshot bodies of this size and more go to the cold tier (extensions 2.2 note).
 inline constexpr std::uint64_t snapshot_inline_limit = 1u << 20;
 

@@ -2,20 +2,22 @@
 
 #include <fstream>
 #include <stdexcept>
+#include <variant>
 
 #include "base/stable_hash.h"
+#include "protocol/digest.h"
 #include "runtime/async_slot.h"
 #include "service/group.h"
+#include "service/snapshot_uploads.h"
 
 namespace dstream::service {
 namespace {
 
 namespace asio = boost::asio;
 
-void post_proposal(group& g, state::command_body body,
-                   std::shared_ptr<runtime::async_slot<state::apply_result>> slot) {
-    asio::post(g.strand(), [&g, body = std::move(body), slot = std::move(slot)]() mutable {
-        g.propose(std::move(body), [slot](state::apply_result r) { slot->deliver(std::move(r)); });
+void post_proposal(group& g, state::command_body body, write_done done) {
+    asio::post(g.strand(), [&g, body = std::move(body), done = std::move(done)]() mutable {
+        g.propose(std::move(body), std::move(done));
     });
 }
 
@@ -97,6 +99,14 @@ engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& c
         _groups.back()->set_forwarder(
             [this](state::command_body body) { forward(std::move(body)); });
     }
+    if (cold.enabled()) {
+        _uploads = std::make_unique<snapshot_uploads>(
+            asio::make_strand(io), cold, cold.staged_part_grace,
+            [this](state::publish_snapshot cmd, write_done done) {
+                group& g = group_for(cmd.key);  // before `cmd` moves away
+                post_proposal(g, std::move(cmd), std::move(done));
+            });
+    }
 }
 
 void engine::forward(state::command_body body) {
@@ -175,6 +185,11 @@ void engine::start() {
     for (auto& g : _groups) {
         asio::post(g->strand(), [g = g.get()] { g->start(); });
     }
+    if (_uploads) _uploads->start();
+}
+
+void engine::sweep_staged_parts() {
+    if (_uploads) _uploads->sweep();
 }
 
 group& engine::group_for(std::string_view key) {
@@ -208,10 +223,15 @@ asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
     auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
         co_await asio::this_coro::executor);
     const std::string* key = state::command_key(body);
-    group& g =
-        group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
-    post_proposal(g, std::move(body), slot);
-    co_return co_await slot->take();
+    group& g = group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
+    // A delete also removes the stream's staged parts, after it answers.
+    const std::string deleted =
+        _uploads && std::holds_alternative<state::delete_stream>(body) ? *key : std::string();
+    post_proposal(g, std::move(body), slot->completion());
+    state::apply_result r = co_await slot->take();
+    if (!deleted.empty() && r.kind == state::write_kind::deleted)
+        _uploads->stream_deleted(deleted, *r.incarnation);
+    co_return r;
 }
 
 asio::awaitable<read_plan> engine::read_group(const read_request& request,
@@ -348,6 +368,138 @@ asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarna
 void engine::end_live_reads() {
     _live_reads_ended = true;
     for (auto& g : _groups) asio::post(g->strand(), [g = g.get()] { g->stop_watches(); });
+}
+
+namespace {
+
+error no_cold_store() {
+    return make_error(protocol::error_code::no_cold_store,
+                      "snapshot uploads in parts need a cold store");
+}
+
+parts_answer refused_by(const stream_view& target) {
+    parts_answer answer;
+    answer.refusal = target.refusal;
+    answer.incarnation = target.incarnation;
+    return answer;
+}
+
+// extensions 2.2: a commit is checked against the latest snapshot before its
+// parts: a repeat of the published snapshot succeeds and a superseded or
+// conflicting one answers 409, even after its parts are gone. Retention
+// never passes the latest snapshot, so a commit below the retained offset is
+// superseded and answers 409 here, before retention (the publish's apply
+// keeps the 410). Nothing when the parts decide.
+std::optional<state::apply_result> answer_from_key(const parts_commit& commit,
+                                                   const stream_view& target) {
+    if (!target.snapshot_offset) return std::nullopt;
+    state::apply_result answer;
+    answer.incarnation = target.incarnation;
+    answer.snapshot_offset = target.snapshot_offset;
+    answer.snapshot_digest = target.snapshot_digest;
+    if (commit.offset == *target.snapshot_offset &&
+        protocol::to_hex(commit.digest) == target.snapshot_digest) {
+        return answer;
+    }
+    if (commit.offset <= *target.snapshot_offset) {
+        answer.refusal = make_error(protocol::error_code::snapshot_conflict,
+                                    "another snapshot is the latest");
+        return answer;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> engine::max_snapshot_bytes() const {
+    return _uploads ? std::optional<std::uint64_t>(max_assembled_snapshot_bytes) : std::nullopt;
+}
+
+asio::awaitable<stream_view> engine::parts_target(
+    const std::string& key, const std::optional<std::uint64_t>& if_incarnation) {
+    read_request lookup;
+    lookup.key = key;
+    lookup.start.where = protocol::read_start::kind::now;
+    lookup.renews_ttl = false;  // a part changes nothing a reader can see
+    lookup.if_incarnation = if_incarnation;
+    co_return co_await read(lookup);
+}
+
+asio::awaitable<part_admission> engine::admit_part(
+    const std::string& key, const std::optional<std::uint64_t>& if_incarnation,
+    std::uint64_t declared_bytes) {
+    part_admission admission;
+    if (!_uploads) {
+        admission.answer.refusal = no_cold_store();
+        co_return std::move(admission);
+    }
+    const stream_view target = co_await parts_target(key, if_incarnation);
+    if (target.refusal) {
+        admission.answer = refused_by(target);
+        co_return std::move(admission);
+    }
+    auto slot =
+        std::make_shared<runtime::async_slot<part_admission>>(co_await asio::this_coro::executor);
+    _uploads->admit(key, target.incarnation, declared_bytes, slot->completion());
+    co_return co_await slot->take();
+}
+
+asio::awaitable<parts_answer> engine::stage_part(const std::string& key,
+                                                 const std::optional<std::uint64_t>& if_incarnation,
+                                                 std::string& body,
+                                                 std::unique_ptr<part_upload>& upload) {
+    if (!_uploads) co_return parts_answer{no_cold_store()};
+    if (!upload) {
+        part_admission admission = co_await admit_part(key, if_incarnation, body.size());
+        if (admission.answer.refusal) co_return std::move(admission.answer);
+        upload = std::move(admission.upload);
+    }
+    // The stream may have been deleted or recreated while the body arrived.
+    const stream_view target = co_await parts_target(key, if_incarnation);
+    if (target.refusal) co_return refused_by(target);
+    auto slot =
+        std::make_shared<runtime::async_slot<parts_answer>>(co_await asio::this_coro::executor);
+    _uploads->stage(key, target.incarnation, std::move(body), std::move(upload),
+                    slot->completion());
+    co_return co_await slot->take();
+}
+
+asio::awaitable<parts_answer> engine::discard_parts(
+    const std::string& key, const std::optional<std::uint64_t>& if_incarnation) {
+    if (!_uploads) co_return parts_answer{no_cold_store()};
+    const stream_view target = co_await parts_target(key, if_incarnation);
+    if (target.refusal) co_return refused_by(target);
+    auto slot =
+        std::make_shared<runtime::async_slot<parts_answer>>(co_await asio::this_coro::executor);
+    _uploads->discard(key, target.incarnation, slot->completion());
+    co_return co_await slot->take();
+}
+
+asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& commit) {
+    state::apply_result answer;
+    if (!_uploads) {
+        answer.refusal = no_cold_store();
+        co_return answer;
+    }
+    const stream_view target = co_await parts_target(commit.key, commit.if_incarnation);
+    if (target.refusal) {
+        answer.refusal = target.refusal;
+        if (target.incarnation != 0) answer.incarnation = target.incarnation;
+        // A 412 is final: the parts staged for the incarnation the client named are used up.
+        if (target.refusal->code == protocol::error_code::incarnation_mismatch &&
+            commit.if_incarnation) {
+            _uploads->drop_parts(commit.key, *commit.if_incarnation, commit.part_ids);
+        }
+        co_return answer;
+    }
+    if (auto settled = answer_from_key(commit, target)) {
+        _uploads->drop_parts(commit.key, target.incarnation, commit.part_ids);
+        co_return std::move(*settled);
+    }
+    auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
+        co_await asio::this_coro::executor);
+    _uploads->commit(commit, target.incarnation, slot->completion());
+    co_return co_await slot->take();
 }
 
 }  // namespace dstream::service

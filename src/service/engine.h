@@ -18,6 +18,8 @@
 
 namespace dstream::service {
 
+class snapshot_uploads;
+
 // Makes the command log of group `index` on its strand.
 using log_factory = std::function<std::unique_ptr<log::command_log>(
     std::size_t index, boost::asio::any_io_executor strand)>;
@@ -46,6 +48,8 @@ public:
     void start();
     // The cold objects the state references (for the orphan sweep at start).
     std::unordered_set<std::string> referenced_object_keys() const;
+    // Removes staged snapshot parts past their grace (blocking; at start).
+    void sweep_staged_parts();
 
     boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;
     boost::asio::awaitable<state::apply_result> create_fork(state::create_stream& create,
@@ -58,6 +62,16 @@ public:
                                                         std::uint64_t length) override;
     boost::asio::awaitable<bootstrap_view> bootstrap(const std::string& key,
                                                      std::uint64_t max_update_bytes) override;
+    std::optional<std::uint64_t> max_snapshot_bytes() const override;
+    boost::asio::awaitable<part_admission> admit_part(
+        const std::string& key, const std::optional<std::uint64_t>& if_incarnation,
+        std::uint64_t declared_bytes) override;
+    boost::asio::awaitable<parts_answer> stage_part(
+        const std::string& key, const std::optional<std::uint64_t>& if_incarnation,
+        std::string& body, std::unique_ptr<part_upload>& upload) override;
+    boost::asio::awaitable<parts_answer> discard_parts(
+        const std::string& key, const std::optional<std::uint64_t>& if_incarnation) override;
+    boost::asio::awaitable<state::apply_result> commit_parts(const parts_commit& commit) override;
     boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
                                       std::uint64_t offset,
                                       std::chrono::steady_clock::time_point deadline) override;
@@ -86,8 +100,14 @@ private:
     // the reference and the fork's creation or removal); before serving.
     void drop_dangling_fork_references();
 
+    // The stream a parts request addresses, as of now: 404 and 412 refusals,
+    // its incarnation and latest snapshot.
+    boost::asio::awaitable<stream_view> parts_target(
+        const std::string& key, const std::optional<std::uint64_t>& if_incarnation);
+
     std::vector<std::unique_ptr<group>> _groups;
     std::atomic<bool> _live_reads_ended{false};
+    std::unique_ptr<snapshot_uploads> _uploads;  // null without a cold store
 };
 
 }  // namespace dstream::service

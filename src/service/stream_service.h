@@ -3,6 +3,7 @@
 // these protocol-level operations, never groups, logs or storage.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -90,6 +91,44 @@ struct fork_request {
     bool content_type_given = false;      // otherwise the source's is taken
 };
 
+// A snapshot part on its way in (extensions 2.2, Upload in Parts): it counts
+// against its stream's staging bounds from its admission until it is staged
+// or this handle is dropped.
+class part_upload {
+public:
+    virtual ~part_upload() = default;
+};
+
+// The bound a part passed: answered 429 STAGED_PARTS_LIMIT naming it.
+struct staging_bound {
+    enum class kind { parts, bytes } what = kind::parts;
+    std::uint64_t value = 0;
+};
+
+// The answer to a part or a discard of the staged parts.
+struct parts_answer {
+    std::optional<error> refusal;
+    std::uint64_t incarnation = 0;  // the stream that answered; 0: none
+    std::string part_id;            // the part staged
+    std::optional<staging_bound> exceeded;
+};
+
+struct part_admission {
+    parts_answer answer;  // a refusal, or the stream it was admitted for
+    std::unique_ptr<part_upload> upload;
+};
+
+// PUT {stream}/snapshot/{offset} with Stream-Snapshot-Parts: the assembled
+// snapshot's publish, its shape already checked.
+struct parts_commit {
+    std::string key;
+    std::optional<std::uint64_t> if_incarnation;
+    std::uint64_t offset = 0;
+    std::string content_type;
+    protocol::body_digest digest{};
+    std::vector<std::string> part_ids;
+};
+
 class stream_service {
 public:
     virtual ~stream_service() = default;
@@ -123,6 +162,24 @@ public:
 
     virtual boost::asio::awaitable<bootstrap_view> bootstrap(const std::string& key,
                                                              std::uint64_t max_update_bytes) = 0;
+
+    // extensions 2.2, Upload in Parts. Without a cold store every call answers
+    // 501 NO_COLD_STORE and max_snapshot_bytes() is nothing.
+    virtual std::optional<std::uint64_t> max_snapshot_bytes() const = 0;
+    // Decides a part from its head: 404, 412, 429 or an admitted upload.
+    virtual boost::asio::awaitable<part_admission> admit_part(
+        const std::string& key, const std::optional<std::uint64_t>& if_incarnation,
+        std::uint64_t declared_bytes) = 0;
+    // Stages `body` (moved from); `upload` is the head's admission, or null to
+    // admit the part now.
+    virtual boost::asio::awaitable<parts_answer> stage_part(
+        const std::string& key, const std::optional<std::uint64_t>& if_incarnation,
+        std::string& body, std::unique_ptr<part_upload>& upload) = 0;
+    virtual boost::asio::awaitable<parts_answer> discard_parts(
+        const std::string& key, const std::optional<std::uint64_t>& if_incarnation) = 0;
+    // The answer is a publish's answer, or a refusal of the parts.
+    virtual boost::asio::awaitable<state::apply_result> commit_parts(
+        const parts_commit& commit) = 0;
 
     // Returns once the stream `key` of `incarnation` has bytes at or past
     // `offset`, is closed, is gone or replaced, at `deadline`, or when live

@@ -442,6 +442,7 @@ apply_result group_state::apply_delete(const delete_stream& c) {
         return incarnation_mismatch(*it->second);
     }
     apply_result r;
+    r.incarnation = it->second->incarnation;  // the stream deleted
     remove_stream(it, r);
     r.kind = write_kind::deleted;
     r.wakes_readers = true;
@@ -573,6 +574,7 @@ apply_result group_state::apply_expire(const expire_stream& c) {
     auto it = _streams.find(c.key);
     if (it == _streams.end() || it->second->incarnation != c.incarnation) return {};
     apply_result r;
+    r.incarnation = it->second->incarnation;  // the stream deleted
     remove_stream(it, r);
     r.wakes_readers = true;
     return r;

@@ -1,11 +1,13 @@
 #include "storage/local_dir_object_store.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <stdexcept>
+#include <unistd.h>
+
+#include <sys/stat.h>
 
 #include "base/durable_dirs.h"
 
@@ -20,6 +22,52 @@ error store_failure() {
     return make_error(error_code::cold_store_failed, "the cold store failed");
 }
 
+constexpr std::string_view temporary_suffix = ".tmp";
+
+// Writes to a temporary file beside the target; finish() syncs and renames
+// it, so readers and list() never see a partial object.
+class file_writer final : public object_writer {
+public:
+    file_writer(fs::path target, fs::path temporary, int fd)
+        : _target(std::move(target)), _temporary(std::move(temporary)), _fd(fd) {}
+
+    ~file_writer() override {
+        if (_fd >= 0) ::close(_fd);
+        if (!_finished) ::unlink(_temporary.c_str());
+    }
+
+    status write(std::string_view bytes) override {
+        if (_fd < 0) return store_failure();
+        while (!bytes.empty()) {
+            const ssize_t n = ::write(_fd, bytes.data(), bytes.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return store_failure();
+            bytes.remove_prefix(static_cast<std::size_t>(n));
+        }
+        return ok_status();
+    }
+
+    status finish() override {
+        if (_fd < 0) return store_failure();
+        const bool synced = ::fdatasync(_fd) == 0;
+        ::close(_fd);
+        _fd = -1;
+        if (!synced) return store_failure();
+        std::error_code ec;
+        fs::rename(_temporary, _target, ec);
+        if (ec) return store_failure();
+        _finished = true;
+        if (!fsync_directory(_target.parent_path())) return store_failure();
+        return ok_status();
+    }
+
+private:
+    fs::path _target;
+    fs::path _temporary;
+    int _fd;
+    bool _finished = false;
+};
+
 }  // namespace
 
 local_dir_object_store::local_dir_object_store(fs::path root) : _root(std::move(root)) {
@@ -29,29 +77,26 @@ local_dir_object_store::local_dir_object_store(fs::path root) : _root(std::move(
 
 fs::path local_dir_object_store::path_of(const std::string& key) const { return _root / key; }
 
-status local_dir_object_store::put(const std::string& key, std::string_view bytes) {
-    const fs::path target = path_of(key);
+result<std::unique_ptr<object_writer>> local_dir_object_store::open_writer(const std::string& key) {
+    // Writers of one key may overlap (a repeated flush, a publish racing a
+    // commit of the same snapshot): each gets its own temporary file.
+    static std::atomic<std::uint64_t> next_temporary{0};
+    fs::path target = path_of(key);
     std::error_code ec;
     if (!create_durable_directories(target.parent_path(), ec)) return store_failure();
-    const fs::path tmp = target.string() + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fs::path temporary =
+        target.string() + "." + std::to_string(next_temporary++) + std::string(temporary_suffix);
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return store_failure();
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        done += static_cast<std::size_t>(n);
-    }
-    const bool written = done == bytes.size() && ::fdatasync(fd) == 0;
-    ::close(fd);
-    if (!written) {
-        ::unlink(tmp.c_str());
-        return store_failure();
-    }
-    fs::rename(tmp, target, ec);
-    if (ec || !fsync_directory(target.parent_path())) return store_failure();
-    return ok_status();
+    return std::unique_ptr<object_writer>(
+        std::make_unique<file_writer>(std::move(target), std::move(temporary), fd));
+}
+
+status local_dir_object_store::put(const std::string& key, std::string_view bytes) {
+    auto writer = open_writer(key);
+    if (!writer) return writer.err();
+    if (auto written = (*writer)->write(bytes); !written) return written;
+    return (*writer)->finish();
 }
 
 status local_dir_object_store::get(const std::string& key, std::uint64_t offset,
@@ -73,26 +118,40 @@ status local_dir_object_store::get(const std::string& key, std::uint64_t offset,
     return ok_status();
 }
 
+result<std::optional<std::uint64_t>> local_dir_object_store::size(const std::string& key) {
+    struct stat st {};
+    if (::stat(path_of(key).c_str(), &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::uint64_t>();
+        return store_failure();
+    }
+    if (!S_ISREG(st.st_mode)) return std::optional<std::uint64_t>();
+    return std::optional<std::uint64_t>(static_cast<std::uint64_t>(st.st_size));
+}
+
 status local_dir_object_store::remove(const std::string& key) {
     std::error_code ec;
     fs::remove(path_of(key), ec);
     return ec ? status(store_failure()) : ok_status();
 }
 
-result<std::vector<std::string>> local_dir_object_store::list(const std::string& prefix) {
-    std::vector<std::string> keys;
+result<std::vector<object_entry>> local_dir_object_store::list(const std::string& prefix) {
+    std::vector<object_entry> entries;
     std::error_code ec;
     const fs::path base = _root / prefix;
-    if (!fs::exists(base, ec)) return keys;
+    if (!fs::exists(base, ec)) return entries;
     for (auto it = fs::recursive_directory_iterator(base, ec); !ec && it != fs::end(it);
          it.increment(ec)) {
-        if (!it->is_regular_file()) continue;
-        const std::string rel = fs::relative(it->path(), _root).string();
-        if (rel.ends_with(".tmp")) continue;
-        keys.push_back(rel);
+        // An object removed while the listing runs is simply not listed.
+        std::error_code gone;
+        if (!it->is_regular_file(gone)) continue;
+        std::string rel = fs::relative(it->path(), _root).string();
+        if (rel.ends_with(temporary_suffix)) continue;
+        const std::uint64_t bytes = it->file_size(gone);
+        if (gone) continue;
+        entries.push_back(object_entry{std::move(rel), bytes});
     }
     if (ec) return store_failure();
-    return keys;
+    return entries;
 }
 
 }  // namespace dstream::storage

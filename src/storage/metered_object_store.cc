@@ -31,7 +31,15 @@ status metered_object_store::remove(const std::string& key) {
     return metered(_metrics, object_op::remove, [&] { return _inner.remove(key); });
 }
 
-result<std::vector<std::string>> metered_object_store::list(const std::string& prefix) {
+result<std::unique_ptr<object_writer>> metered_object_store::open_writer(const std::string& key) {
+    return metered(_metrics, object_op::open_writer, [&] { return _inner.open_writer(key); });
+}
+
+result<std::optional<std::uint64_t>> metered_object_store::size(const std::string& key) {
+    return metered(_metrics, object_op::size, [&] { return _inner.size(key); });
+}
+
+result<std::vector<object_entry>> metered_object_store::list(const std::string& prefix) {
     return metered(_metrics, object_op::list, [&] { return _inner.list(prefix); });
 }
 

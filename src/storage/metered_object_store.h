@@ -14,8 +14,10 @@ public:
     status put(const std::string& key, std::string_view bytes) override;
     status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
                std::string& out) override;
+    result<std::unique_ptr<object_writer>> open_writer(const std::string& key) override;
+    result<std::optional<std::uint64_t>> size(const std::string& key) override;
     status remove(const std::string& key) override;
-    result<std::vector<std::string>> list(const std::string& prefix) override;
+    result<std::vector<object_entry>> list(const std::string& prefix) override;
 
 private:
     object_store& _inner;

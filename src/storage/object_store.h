@@ -1,10 +1,13 @@
 #pragma once
-// Immutable objects under keys: the cold tier of stream bytes (chunks), and
-// later snapshot bodies and staged parts. A local directory backs it on one
-// node; S3 later, behind the same interface.
+// Immutable objects under keys: the cold tier of stream bytes (chunks),
+// snapshot bodies and staged snapshot parts. A local directory backs it on
+// one node; S3 later, behind the same interface (a writer is a multipart
+// upload there, `size` a HEAD, `list` a ListObjectsV2).
 //
 // Calls block: run them on the I/O pool, never on a group strand or the edge.
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +16,21 @@
 
 namespace dstream::storage {
 
+// An object written in pieces; it appears whole at finish() or never.
+class object_writer {
+public:
+    // Abandons the object unless finish() succeeded.
+    virtual ~object_writer() = default;
+    virtual status write(std::string_view bytes) = 0;
+    // Makes the object durable and visible under its key.
+    virtual status finish() = 0;
+};
+
+struct object_entry {
+    std::string key;
+    std::uint64_t size = 0;
+};
+
 class object_store {
 public:
     virtual ~object_store() = default;
@@ -20,12 +38,17 @@ public:
     // Writes the whole object durably. Putting the same key again with the
     // same bytes is harmless (writers use deterministic keys).
     virtual status put(const std::string& key, std::string_view bytes) = 0;
+    // For an object too large to hold in memory; the last writer to finish wins.
+    virtual result<std::unique_ptr<object_writer>> open_writer(const std::string& key) = 0;
     // Reads `length` bytes from `offset` into `out` (replacing its contents).
     virtual status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
                        std::string& out) = 0;
+    // The object's size; nothing when there is no such object.
+    virtual result<std::optional<std::uint64_t>> size(const std::string& key) = 0;
+    // Removing an absent object succeeds.
     virtual status remove(const std::string& key) = 0;
-    // Keys under `prefix`.
-    virtual result<std::vector<std::string>> list(const std::string& prefix) = 0;
+    // The objects under `prefix`.
+    virtual result<std::vector<object_entry>> list(const std::string& prefix) = 0;
 };
 
 }  // namespace dstream::storage

@@ -12,6 +12,10 @@ std::string_view name(object_op op) {
             return "remove";
         case object_op::list:
             return "list";
+        case object_op::open_writer:
+            return "open_writer";
+        case object_op::size:
+            return "size";
     }
     return "other";
 }

@@ -12,8 +12,8 @@
 
 namespace dstream::storage {
 
-enum class object_op { put, get, remove, list };
-inline constexpr std::size_t object_op_count = 4;
+enum class object_op { put, get, remove, list, open_writer, size };
+inline constexpr std::size_t object_op_count = 6;
 std::string_view name(object_op op);
 
 struct storage_metrics : metrics::registered<storage_metrics> {

@@ -53,6 +53,10 @@ TEST(ErrorCodes, WriteOutcomeClassification) {
     EXPECT_FALSE(proves_refusal(error_code::internal));
     EXPECT_FALSE(proves_refusal(error_code::cold_store_failed));
     EXPECT_FALSE(proves_refusal(error_code::live_read_backpressure));
+    // extensions 11.1: a busy node refused before the copy; an earlier
+    // attempt of the same commit may still apply.
+    EXPECT_TRUE(proves_refusal(error_code::snapshot_commits_busy));
+    EXPECT_FALSE(proves_refusal(error_code::snapshot_commit_in_progress));
 }
 
 }  // namespace

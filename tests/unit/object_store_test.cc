@@ -1,0 +1,132 @@
+// The local directory object store: whole objects or none, streamed writers,
+// sizes and listings (the cold tier's interface, S3-shaped).
+#include "storage/local_dir_object_store.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace dstream::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ObjectStore : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::random_device rd;
+        _root = fs::temp_directory_path() / ("dstream-object-store-" + std::to_string(rd()));
+        store = std::make_unique<local_dir_object_store>(_root);
+    }
+    void TearDown() override { fs::remove_all(_root); }
+
+    // Every file under the store's directory, temporary ones included.
+    std::size_t files_on_disk() const {
+        return static_cast<std::size_t>(std::count_if(fs::recursive_directory_iterator(_root),
+                                                      fs::recursive_directory_iterator(),
+                                                      [](const auto& e) { return e.is_regular_file(); }));
+    }
+
+    std::unique_ptr<object_writer> open_writer(const std::string& key) {
+        auto opened = store->open_writer(key);
+        EXPECT_TRUE(opened);
+        return std::move(opened).value();
+    }
+
+    std::unique_ptr<local_dir_object_store> store;
+
+private:
+    fs::path _root;
+};
+
+TEST_F(ObjectStore, PutGetSizeRemove) {
+    ASSERT_TRUE(store->put("a/b/c", "hello world"));
+    EXPECT_EQ(*store->size("a/b/c"), std::optional<std::uint64_t>(11));
+    std::string out;
+    ASSERT_TRUE(store->get("a/b/c", 6, 5, out));
+    EXPECT_EQ(out, "world");
+    ASSERT_TRUE(store->remove("a/b/c"));
+    EXPECT_EQ(*store->size("a/b/c"), std::nullopt);
+    EXPECT_FALSE(store->get("a/b/c", 0, 1, out));
+    EXPECT_TRUE(store->remove("a/b/c")) << "removing an absent object succeeds";
+}
+
+TEST_F(ObjectStore, AbsentObjectsHaveNoSize) {
+    EXPECT_EQ(*store->size("nothing/here"), std::nullopt);
+    ASSERT_TRUE(store->put("dir/object", "x"));
+    EXPECT_EQ(*store->size("dir"), std::nullopt) << "a directory is no object";
+    EXPECT_EQ(*store->size("dir/object/below"), std::nullopt);
+}
+
+TEST_F(ObjectStore, AWriterIsInvisibleUntilFinishedThenWhole) {
+    auto writer = open_writer("big/one");
+    std::string expected;
+    for (int i = 0; i < 50; ++i) {
+        const std::string piece(1000 + i, static_cast<char>('a' + i % 26));
+        ASSERT_TRUE(writer->write(piece));
+        expected += piece;
+    }
+    EXPECT_EQ(*store->size("big/one"), std::nullopt);
+    EXPECT_TRUE(store->list("big/")->empty());
+    ASSERT_TRUE(writer->finish());
+    writer.reset();
+    EXPECT_EQ(*store->size("big/one"), std::optional<std::uint64_t>(expected.size()));
+    std::string out;
+    ASSERT_TRUE(store->get("big/one", 0, expected.size(), out));
+    EXPECT_EQ(out, expected);
+    EXPECT_EQ(files_on_disk(), 1u);
+}
+
+TEST_F(ObjectStore, AnAbandonedWriterLeavesNothing) {
+    {
+        auto writer = open_writer("gone/one");
+        ASSERT_TRUE(writer->write("partial"));
+    }
+    EXPECT_EQ(*store->size("gone/one"), std::nullopt);
+    EXPECT_EQ(files_on_disk(), 0u) << "the temporary file is removed";
+}
+
+TEST_F(ObjectStore, AnAbandonedWriterKeepsTheObjectItWouldHaveReplaced) {
+    ASSERT_TRUE(store->put("k", "old"));
+    {
+        auto writer = open_writer("k");
+        ASSERT_TRUE(writer->write("new bytes"));
+    }
+    std::string out;
+    ASSERT_TRUE(store->get("k", 0, 3, out));
+    EXPECT_EQ(out, "old");
+}
+
+TEST_F(ObjectStore, OverlappingWritersOfOneKeyDoNotMix) {
+    auto first = open_writer("same");
+    auto second = open_writer("same");
+    ASSERT_TRUE(first->write("first"));
+    ASSERT_TRUE(second->write("second!"));
+    ASSERT_TRUE(first->finish());
+    ASSERT_TRUE(second->finish());
+    EXPECT_EQ(*store->size("same"), std::optional<std::uint64_t>(7)) << "the last to finish wins";
+}
+
+TEST_F(ObjectStore, ListNamesObjectsWithSizesUnderAPrefixOnly) {
+    ASSERT_TRUE(store->put("parts/aa/1/x", "12345"));
+    ASSERT_TRUE(store->put("parts/aa/2/y", ""));
+    ASSERT_TRUE(store->put("parts/bb/1/z", "1"));
+    ASSERT_TRUE(store->put("chunks/aa/1/w", "1"));
+    auto pending = open_writer("parts/aa/3/unfinished");
+    ASSERT_TRUE(pending->write("abc"));
+    auto listed = store->list("parts/aa/");
+    ASSERT_TRUE(listed);
+    std::sort(listed->begin(), listed->end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    ASSERT_EQ(listed->size(), 2u);
+    EXPECT_EQ((*listed)[0].key, "parts/aa/1/x");
+    EXPECT_EQ((*listed)[0].size, 5u);
+    EXPECT_EQ((*listed)[1].key, "parts/aa/2/y");
+    EXPECT_EQ((*listed)[1].size, 0u);
+    EXPECT_TRUE(store->list("nothing/")->empty());
+}
+
+}  // namespace
+}  // namespace dstream::storage
