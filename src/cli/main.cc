@@ -1,6 +1,8 @@
-// The dstream command: `dstream serve` runs a node.
+// The dstream command: `dstream serve` runs a node, `dstream config` shows its
+// settings, and the client commands talk to a node by stream URL.
 #include <utility>
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -12,6 +14,8 @@
 #include <optional>
 #include <thread>
 
+#include "cli/command.h"
+#include "cli/config_command.h"
 #include "cli/serve_options.h"
 #include "edge/server.h"
 #include "log/memory_log.h"
@@ -142,22 +146,40 @@ int run_serve(const cli::serve_options& opts) {
 int main(int argc, char** argv) {
     CLI::App app{"dstream: durable, replayable, append-only streams over HTTP"};
     app.require_subcommand(1);
+    app.footer(
+        "Exit codes: 0 done; 1 the server refused the request or the command failed; 2 bad "
+        "arguments or configuration; 3 no answer from the server.\n"
+        "`dstream COMMAND --help` describes each command.");
 
     cli::serve_options opts;
-    CLI::App* serve = app.add_subcommand("serve", "Run a dstream node");
-    cli::add_serve_flags(*serve, opts);
+    CLI::App* serve = app.add_subcommand("serve", "Run a dstream node")->group("Server");
+    const cli::serve_flags serve_flags(*serve);
+    std::vector<cli::command> commands = cli::add_config_commands(app);
 
     try {
         app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? cli::exit_ok : cli::exit_usage;
+    }
+    try {
         if (*serve) {
-            cli::apply_config_file(opts);
+            cli::load_serve_options(opts, serve_flags.inputs());
             return run_serve(opts);
         }
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        for (const auto& c : commands) {
+            if (c.app->parsed()) return c.run();
+        }
+    } catch (const config::invalid_setting& e) {
+        fmt::print(stderr, "dstream: {}\n", e.what());
+        return cli::exit_usage;
     } catch (const std::exception& e) {
-        spdlog::error("{}", e.what());
-        return 1;
+        if (*serve) {
+            spdlog::error("{}", e.what());
+        } else {
+            fmt::print(stderr, "dstream: {}\n", e.what());
+        }
+        return cli::exit_failure;
     }
-    return 0;
+    return cli::exit_ok;
 }
