@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/client/client_commands.h"
 #include "cli/command.h"
 #include "cli/config_command.h"
 #include "cli/serve_options.h"
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
     CLI::App* serve = app.add_subcommand("serve", "Run a dstream node")->group("Server");
     const cli::serve_flags serve_flags(*serve);
     std::vector<cli::command> commands = cli::add_config_commands(app);
+    for (auto& c : cli::client::add_client_commands(app)) commands.push_back(std::move(c));
 
     try {
         app.parse(argc, argv);
