@@ -55,7 +55,10 @@ constexpr char presets_intro[] = R"(
 ## Presets
 
 A preset sizes the memory, thread and group settings for a kind of machine.
-Any value given as a flag, in the environment or in the file still wins.
+Any value given as a flag, in the environment or in the file still wins. The
+group count of a preset applies to a new data dir: an existing one keeps the
+count it was created with and refuses to start with another, so give it with
+`--groups` when a preset's differs.
 
 )";
 

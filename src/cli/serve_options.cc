@@ -54,7 +54,7 @@ std::vector<config::setting> serve_settings(serve_options& o) {
                         .preset("large", std::uint64_t{8}));
     table.push_back(config::integer("groups", o.groups, 16, 1, 4096, unit::count,
                                     "Stream groups (streams hash to groups); a data dir keeps the "
-                                    "count of its first start")
+                                    "count of its first start and refuses to start with another")
                         .preset("small", std::uint64_t{4})
                         .preset("large", std::uint64_t{64}));
     table.push_back(config::choice("log_level", o.log_level, "info",
@@ -82,7 +82,7 @@ std::vector<config::setting> serve_settings(serve_options& o) {
     table.push_back(config::boolean("access_log", o.access_log, false, "Write one line per request"));
     table.push_back(config::integer("shutdown_timeout_seconds", o.shutdown_timeout_seconds, 10, 1,
                                     3600, unit::seconds,
-                                    "How long a stop waits for requests in flight"));
+                                    "How long a stop (SIGINT, SIGTERM) waits for requests in flight"));
     table.push_back(config::integer("staged_part_grace_seconds", o.staged_part_grace_seconds, 86400,
                                     1, 30 * 86400, unit::seconds,
                                     "Age after which unused staged snapshot parts are swept"));
