@@ -1,15 +1,16 @@
 #pragma once
 // A subcommand of `dstream`: its CLI11 node and what it does once parsed.
-#include <CLI/CLI.hpp>
 #include <functional>
+
+#include <CLI/CLI.hpp>
 
 namespace dstream::cli {
 
 // Exit codes of every subcommand.
 inline constexpr int exit_ok = 0;
-inline constexpr int exit_failure = 1;   // the server answered with an error, or a local step failed
-inline constexpr int exit_usage = 2;     // bad arguments or configuration
-inline constexpr int exit_no_answer = 3; // the server could not be reached or the answer broke off
+inline constexpr int exit_failure = 1;  // the server answered with an error, or a local step failed
+inline constexpr int exit_usage = 2;    // bad arguments or configuration
+inline constexpr int exit_no_answer = 3;  // the server could not be reached or the answer broke off
 
 struct command {
     CLI::App* app = nullptr;

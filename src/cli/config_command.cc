@@ -1,8 +1,8 @@
 #include "cli/config_command.h"
 
-#include <fmt/format.h>
-
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "cli/serve_options.h"
 #include "config/render.h"
@@ -79,11 +79,12 @@ std::vector<command> add_config_commands(CLI::App& app) {
     config->require_subcommand(1);
 
     CLI::App* print = config->add_subcommand(
-        "print", "Print the effective configuration as TOML, each value with its source; takes "
-                 "the flags of `dstream serve`");
+        "print",
+        "Print the effective configuration as TOML, each value with its source; takes "
+        "the flags of `dstream serve`");
     auto flags = std::make_shared<serve_flags>(*print);
-    CLI::App* docs =
-        config->add_subcommand("docs", "Print docs/configuration.md (Markdown) from the settings table");
+    CLI::App* docs = config->add_subcommand(
+        "docs", "Print docs/configuration.md (Markdown) from the settings table");
 
     return {
         {print,

@@ -1,11 +1,11 @@
 #include "cli/serve_options.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dstream::cli {
 namespace {
@@ -25,9 +25,12 @@ std::string type_name(const config::setting& s) {
     if (!s.choices.empty()) return "{" + fmt::format("{}", fmt::join(s.choices, ",")) + "}";
     if (std::holds_alternative<std::string>(s.fallback)) return "TEXT";
     switch (s.shown_as) {
-        case unit::bytes: return "BYTES";
-        case unit::seconds: return "SECONDS";
-        case unit::count: break;
+        case unit::bytes:
+            return "BYTES";
+        case unit::seconds:
+            return "SECONDS";
+        case unit::count:
+            break;
     }
     return "N";
 }
@@ -43,8 +46,9 @@ std::optional<std::string> from_environment(const std::string& name) {
 
 std::vector<config::setting> serve_settings(serve_options& o) {
     std::vector<config::setting> table;
-    table.push_back(config::text("listen", o.listen, "127.0.0.1:4437", "Address to listen on, HOST:PORT")
-                        .checked_by(check_listen));
+    table.push_back(
+        config::text("listen", o.listen, "127.0.0.1:4437", "Address to listen on, HOST:PORT")
+            .checked_by(check_listen));
     table.push_back(config::text("data_dir", o.data_dir, "./data",
                                  "Directory for the node's data (docs/disk-format.md)"));
     table.push_back(config::boolean("memory", o.memory, false,
@@ -68,8 +72,8 @@ std::vector<config::setting> serve_settings(serve_options& o) {
                                     unit::bytes, "Memory for recently read chunks")
                         .preset("small", mib(8))
                         .preset("large", gib(1)));
-    table.push_back(config::integer("checkpoint_bytes", o.checkpoint_bytes, mib(64), kib(64), tib(1),
-                                    unit::bytes,
+    table.push_back(config::integer("checkpoint_bytes", o.checkpoint_bytes, mib(64), kib(64),
+                                    tib(1), unit::bytes,
                                     "Log bytes a group writes between checkpoints (bounds replay "
                                     "at restart)")
                         .preset("small", mib(8))
@@ -79,10 +83,11 @@ std::vector<config::setting> serve_settings(serve_options& o) {
                                     "Size at which the write-ahead log starts a new segment file")
                         .preset("small", mib(8))
                         .preset("large", mib(128)));
-    table.push_back(config::boolean("access_log", o.access_log, false, "Write one line per request"));
-    table.push_back(config::integer("shutdown_timeout_seconds", o.shutdown_timeout_seconds, 10, 1,
-                                    3600, unit::seconds,
-                                    "How long a stop (SIGINT, SIGTERM) waits for requests in flight"));
+    table.push_back(
+        config::boolean("access_log", o.access_log, false, "Write one line per request"));
+    table.push_back(config::integer(
+        "shutdown_timeout_seconds", o.shutdown_timeout_seconds, 10, 1, 3600, unit::seconds,
+        "How long a stop (SIGINT, SIGTERM) waits for requests in flight"));
     table.push_back(config::integer("staged_part_grace_seconds", o.staged_part_grace_seconds, 86400,
                                     1, 30 * 86400, unit::seconds,
                                     "Age after which unused staged snapshot parts are swept"));
@@ -146,11 +151,13 @@ std::optional<listen_address> parse_listen(std::string_view listen) {
     const auto colon = listen.rfind(':');
     if (colon == std::string_view::npos || colon == 0) return std::nullopt;
     std::string_view host = listen.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
     const std::string_view digits = listen.substr(colon + 1);
     std::uint16_t port = 0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+        return std::nullopt;
     return listen_address{std::string(host), port};
 }
 

@@ -2,7 +2,6 @@
 // The settings of `dstream serve`. serve_settings() is their one table: it
 // drives the flags, the TOML keys, the DSTREAM_* environment variables, the
 // checks at start, `dstream config print` and `dstream config docs`.
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +9,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "config/resolve.h"
 #include "config/setting.h"

@@ -1,11 +1,11 @@
 #include "config/parse.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <charconv>
 #include <optional>
 #include <sstream>
+
+#include <fmt/format.h>
 
 namespace dstream::config {
 namespace {
@@ -44,23 +44,27 @@ std::optional<std::uint64_t> parse_integer(const setting& s, std::string_view te
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
     if (ec != std::errc() || end == text.data()) return std::nullopt;
     const std::string_view rest = trim(text.substr(static_cast<std::size_t>(end - text.data())));
-    const auto multiplier =
-        s.shown_as == unit::bytes ? suffix_multiplier(rest) : (rest.empty() ? std::optional<std::uint64_t>(1) : std::nullopt);
+    const auto multiplier = s.shown_as == unit::bytes
+                                ? suffix_multiplier(rest)
+                                : (rest.empty() ? std::optional<std::uint64_t>(1) : std::nullopt);
     if (!multiplier || (n != 0 && n > UINT64_MAX / *multiplier)) return std::nullopt;
     return n * *multiplier;
 }
 
-value checked_integer(const setting& s, std::uint64_t n, std::string_view where, std::string_view shown) {
+value checked_integer(const setting& s, std::uint64_t n, std::string_view where,
+                      std::string_view shown) {
     if (n < s.min || n > s.max) refuse_bounds(s, where, shown);
     return n;
 }
 
 value checked_text(const setting& s, std::string text, std::string_view where) {
-    if (!s.choices.empty() && std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end()) {
+    if (!s.choices.empty() &&
+        std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end()) {
         refuse_bounds(s, where, quoted(text));
     }
     if (s.check) {
-        if (const std::string why = s.check(text); !why.empty()) refuse(s, where, quoted(text), why);
+        if (const std::string why = s.check(text); !why.empty())
+            refuse(s, where, quoted(text), why);
     }
     return text;
 }

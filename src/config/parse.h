@@ -3,6 +3,7 @@
 // into a setting's value, checked against its type and bounds.
 #include <string>
 #include <string_view>
+
 #include <toml++/toml.h>
 
 #include "config/setting.h"

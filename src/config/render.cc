@@ -1,9 +1,9 @@
 #include "config/render.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <sstream>
+
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 namespace dstream::config {
@@ -44,7 +44,8 @@ std::string code(const std::string& s) { return "`" + s + "`"; }
 }  // namespace
 
 std::string render_toml(const effective& e) {
-    std::string out = "# The effective configuration; precedence: flag > env > file > preset > default.\n";
+    std::string out =
+        "# The effective configuration; precedence: flag > env > file > preset > default.\n";
     if (!e.config_file.empty()) out += "# Config file: " + e.config_file + "\n";
     if (!e.preset.empty()) {
         append_line(out, std::string(preset_key) + " = " + toml_text(e.preset),

@@ -16,6 +16,7 @@ std::string render_toml(const effective& e);
 std::string render_settings_markdown(const std::vector<setting>& table);
 
 // One row per setting that some preset changes, one column per preset.
-std::string render_presets_markdown(const std::vector<setting>& table, const std::vector<preset>& presets);
+std::string render_presets_markdown(const std::vector<setting>& table,
+                                    const std::vector<preset>& presets);
 
 }  // namespace dstream::config

@@ -1,9 +1,9 @@
 #include "config/resolve.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <filesystem>
+
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "config/parse.h"
@@ -19,16 +19,17 @@ toml::table load_file(const std::string& path, const std::vector<setting>& table
     try {
         file = toml::parse_file(path);
     } catch (const toml::parse_error& e) {
-        throw invalid_setting(fmt::format("config file {}, line {}: {}", path, e.source().begin.line,
-                                          e.description()));
+        throw invalid_setting(fmt::format("config file {}, line {}: {}", path,
+                                          e.source().begin.line, e.description()));
     }
     for (const auto& [key, node] : file) {
         const bool known = key.str() == preset_key ||
                            std::any_of(table.begin(), table.end(),
                                        [&](const setting& s) { return s.key == key.str(); });
         if (!known) {
-            throw invalid_setting(fmt::format("config file {}: unknown setting '{}' (`dstream config docs` lists them)",
-                                              path, key.str()));
+            throw invalid_setting(fmt::format(
+                "config file {}: unknown setting '{}' (`dstream config docs` lists them)", path,
+                key.str()));
         }
     }
     return file;
@@ -43,8 +44,8 @@ void resolve_preset(effective& out, const std::vector<preset>& presets, const in
         if (!known) {
             std::vector<std::string> names;
             for (const auto& p : presets) names.push_back(p.name);
-            throw invalid_setting(fmt::format("setting preset ({} = \"{}\"): must be one of {}", where,
-                                              name, fmt::join(names, ", ")));
+            throw invalid_setting(fmt::format("setting preset ({} = \"{}\"): must be one of {}",
+                                              where, name, fmt::join(names, ", ")));
         }
         if (from > out.preset_from) {
             out.preset = std::move(name);
@@ -53,11 +54,15 @@ void resolve_preset(effective& out, const std::vector<preset>& presets, const in
     };
     if (const auto* node = file.get(preset_key)) {
         const auto name = node->value<std::string>();
-        if (!name) throw invalid_setting(fmt::format("setting preset (file {}): must be a string", in.config_file));
+        if (!name)
+            throw invalid_setting(
+                fmt::format("setting preset (file {}): must be a string", in.config_file));
         pick(*name, source::file, "file " + in.config_file);
     }
-    if (auto name = in.env(env_name(preset_key))) pick(*name, source::env, "env " + env_name(preset_key));
-    if (auto it = in.flags.find(preset_key); it != in.flags.end()) pick(it->second, source::flag, "flag --preset");
+    if (auto name = in.env(env_name(preset_key)))
+        pick(*name, source::env, "env " + env_name(preset_key));
+    if (auto it = in.flags.find(preset_key); it != in.flags.end())
+        pick(it->second, source::flag, "flag --preset");
 }
 
 effective_value resolve_one(const setting& s, const effective& so_far, const inputs& in,
@@ -81,18 +86,24 @@ effective_value resolve_one(const setting& s, const effective& so_far, const inp
 
 std::string_view source_name(source s) {
     switch (s) {
-        case source::fallback: return "default";
-        case source::preset: return "preset";
-        case source::file: return "file";
-        case source::env: return "env";
-        case source::flag: return "flag";
+        case source::fallback:
+            return "default";
+        case source::preset:
+            return "preset";
+        case source::file:
+            return "file";
+        case source::env:
+            return "env";
+        case source::flag:
+            return "flag";
     }
     return "default";
 }
 
 effective resolve(const std::vector<setting>& table, const std::vector<preset>& presets,
                   const inputs& in) {
-    const toml::table file = in.config_file.empty() ? toml::table{} : load_file(in.config_file, table);
+    const toml::table file =
+        in.config_file.empty() ? toml::table{} : load_file(in.config_file, table);
     effective out;
     out.config_file = in.config_file;
     resolve_preset(out, presets, in, file);

@@ -1,11 +1,11 @@
 #include "config/setting.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dstream::config {
 namespace {
@@ -16,8 +16,8 @@ struct named_unit {
 };
 
 // Largest first: a value is written in the largest unit that divides it.
-constexpr std::array<named_unit, 4> byte_units{{{tib(1), "TiB"}, {gib(1), "GiB"}, {mib(1), "MiB"},
-                                                {kib(1), "KiB"}}};
+constexpr std::array<named_unit, 4> byte_units{
+    {{tib(1), "TiB"}, {gib(1), "GiB"}, {mib(1), "MiB"}, {kib(1), "KiB"}}};
 constexpr std::array<named_unit, 3> time_units{{{86400, "day"}, {3600, "hour"}, {60, "minute"}}};
 
 std::string describe_integer(unit shown_as, std::uint64_t n) {

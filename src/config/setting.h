@@ -63,9 +63,15 @@ setting choice(std::string key, std::string& field, std::string fallback,
 template <typename Integer>
 setting integer(std::string key, Integer& field, std::uint64_t fallback, std::uint64_t min,
                 std::uint64_t max, unit shown_as, std::string help) {
-    setting s{.key = std::move(key), .fallback = fallback, .min = min, .max = max,
-              .shown_as = shown_as, .help = std::move(help)};
-    s.store = [&field](const value& v) { field = static_cast<Integer>(std::get<std::uint64_t>(v)); };
+    setting s{.key = std::move(key),
+              .fallback = fallback,
+              .min = min,
+              .max = max,
+              .shown_as = shown_as,
+              .help = std::move(help)};
+    s.store = [&field](const value& v) {
+        field = static_cast<Integer>(std::get<std::uint64_t>(v));
+    };
     return s;
 }
 

@@ -35,7 +35,8 @@ std::string render_control_event(const control_event& c) {
 
 namespace {
 
-constexpr char base64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr char base64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 // A character's 6-bit value, or -1.
 int base64_value(char c) {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "protocol/digest.h"
 #include "protocol/snapshot_digest.h"
@@ -10,8 +10,9 @@ namespace dstream::protocol {
 namespace {
 
 TEST(base64, decodes_what_it_encodes) {
-    for (const std::string& bytes : {std::string(), std::string("f"), std::string("fo"), std::string("foo"),
-                                    std::string("\0\1\xff\xfe", 4), std::string(1000, '\x80')}) {
+    for (const std::string& bytes :
+         {std::string(), std::string("f"), std::string("fo"), std::string("foo"),
+          std::string("\0\1\xff\xfe", 4), std::string(1000, '\x80')}) {
         std::string text;
         append_base64(text, bytes);
         EXPECT_EQ(decode_base64(text), bytes) << text;

@@ -1,8 +1,8 @@
 // The pieces of the client commands that parse what a server sends.
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "cli/client/multipart.h"
 #include "cli/client/sse_reader.h"
@@ -23,8 +23,8 @@ std::vector<sse_event> read_all(const std::vector<std::string>& pieces) {
 }
 
 TEST(sse_reader, events_split_across_pieces_and_line_endings) {
-    const auto events = read_all({"event: data\r", "\ndata:a\r\ndata: b\n", "\nevent: control\rdata:{}\r\r",
-                                  ": comment\n\nid: 3\ndata\n\n"});
+    const auto events = read_all({"event: data\r", "\ndata:a\r\ndata: b\n",
+                                  "\nevent: control\rdata:{}\r\r", ": comment\n\nid: 3\ndata\n\n"});
     ASSERT_EQ(events.size(), 3u);
     EXPECT_EQ(events[0].name, "data");
     EXPECT_EQ(events[0].data, "a\nb");

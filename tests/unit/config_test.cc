@@ -1,8 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <map>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "cli/serve_options.h"
 #include "config/parse.h"
@@ -22,8 +22,10 @@ struct fixture_options {
 std::vector<setting> table_for(fixture_options& o) {
     std::vector<setting> t;
     t.push_back(boolean("flag", o.flag, false, "a switch"));
-    t.push_back(integer("size", o.size, mib(4), kib(64), gib(1), unit::bytes, "a size").preset("big", gib(1)));
-    t.push_back(integer("count", o.count, 2, 1, 8, unit::count, "a count").preset("big", std::uint64_t{8}));
+    t.push_back(integer("size", o.size, mib(4), kib(64), gib(1), unit::bytes, "a size")
+                    .preset("big", gib(1)));
+    t.push_back(
+        integer("count", o.count, 2, 1, 8, unit::count, "a count").preset("big", std::uint64_t{8}));
     t.push_back(choice("level", o.level, "info", {"info", "debug"}, "a choice"));
     return t;
 }
@@ -62,8 +64,9 @@ TEST(config, byte_sizes_take_binary_suffixes) {
     EXPECT_EQ(std::get<std::uint64_t>(parse_text(t[1], "65536", "x")), kib(64));
     EXPECT_EQ(std::get<std::uint64_t>(parse_text(t[1], "64MiB", "x")), mib(64));
     EXPECT_EQ(std::get<std::uint64_t>(parse_text(t[1], "1 GiB", "x")), gib(1));
-    EXPECT_EQ(message_of([&] { parse_text(t[1], "64MB", "env DSTREAM_SIZE"); }),
-              "setting size (env DSTREAM_SIZE = \"64MB\"): must be an integer from 64 KiB to 1 GiB");
+    EXPECT_EQ(
+        message_of([&] { parse_text(t[1], "64MB", "env DSTREAM_SIZE"); }),
+        "setting size (env DSTREAM_SIZE = \"64MB\"): must be an integer from 64 KiB to 1 GiB");
     // Counts take no suffix.
     EXPECT_NE(message_of([&] { parse_text(t[2], "2KiB", "x"); }), "(no error)");
 }
@@ -75,8 +78,9 @@ TEST(config, bounds_and_types_are_checked_with_the_setting_named) {
               "setting count (flag --count = \"9\"): must be an integer from 1 to 8");
     EXPECT_EQ(message_of([&] { parse_text(t[2], "-1", "flag --count"); }),
               "setting count (flag --count = \"-1\"): must be an integer from 1 to 8");
-    EXPECT_NE(message_of([&] { parse_text(t[1], "99999999999999999999 TiB", "x"); }).find("must be"),
-              std::string::npos);
+    EXPECT_NE(
+        message_of([&] { parse_text(t[1], "99999999999999999999 TiB", "x"); }).find("must be"),
+        std::string::npos);
     EXPECT_EQ(message_of([&] { parse_text(t[0], "yes", "env DSTREAM_FLAG"); }),
               "setting flag (env DSTREAM_FLAG = \"yes\"): must be true or false");
     EXPECT_EQ(message_of([&] { parse_text(t[3], "loud", "flag --level"); }),
@@ -87,7 +91,8 @@ TEST(config, bounds_and_types_are_checked_with_the_setting_named) {
 TEST(config, precedence_is_flag_env_file_preset_default) {
     fixture_options o;
     const auto t = table_for(o);
-    inputs in = with_env({{"DSTREAM_COUNT", "5"}, {"DSTREAM_PRESET", "big"}, {"DSTREAM_LEVEL", "debug"}});
+    inputs in =
+        with_env({{"DSTREAM_COUNT", "5"}, {"DSTREAM_PRESET", "big"}, {"DSTREAM_LEVEL", "debug"}});
     in.flags = {{"level", "info"}};
     const effective e = resolve(t, presets, in);
     EXPECT_EQ(e.preset, "big");
@@ -125,8 +130,9 @@ TEST(config, the_file_is_read_and_unknown_keys_refused) {
     EXPECT_TRUE(std::get<bool>(e.values[0].v));
 
     std::ofstream(path) << "sise = 1\n";
-    EXPECT_EQ(message_of([&] { resolve(t, presets, in); }),
-              "config file " + path + ": unknown setting 'sise' (`dstream config docs` lists them)");
+    EXPECT_EQ(
+        message_of([&] { resolve(t, presets, in); }),
+        "config file " + path + ": unknown setting 'sise' (`dstream config docs` lists them)");
     std::ofstream(path) << "count = \"three\"\n";
     EXPECT_EQ(message_of([&] { resolve(t, presets, in); }),
               "setting count (file " + path + " = \"three\"): must be an integer from 1 to 8");

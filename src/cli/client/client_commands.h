@@ -2,8 +2,9 @@
 // The client commands of `dstream`, which talk to a server by stream URL:
 // create, append, close, delete, retention, read, tail, head, snapshot
 // publish, snapshot read and bootstrap.
-#include <CLI/CLI.hpp>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/command.h"
 

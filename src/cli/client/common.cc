@@ -17,8 +17,9 @@ void add_common_options(CLI::App& cmd, common_options& o) {
             if (url.starts_with("http://") || url.starts_with("https://")) return "";
             return "the URL must start with http:// or https://";
         });
-    cmd.add_option("-H,--header", o.headers,
-                   "An extra request header, 'Name: value' (repeatable), e.g. 'Authorization: Bearer T'");
+    cmd.add_option(
+        "-H,--header", o.headers,
+        "An extra request header, 'Name: value' (repeatable), e.g. 'Authorization: Bearer T'");
     cmd.add_flag("--json", o.json,
                  "Print the outcome as JSON on stdout: one object per answer, with its status and "
                  "headers, and the error body of a refusal");

@@ -1,11 +1,12 @@
 #pragma once
 // What every client command takes (the stream URL, extra headers, --json)
 // and the pieces several of them share.
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/client/http.h"
 #include "cli/command.h"

@@ -11,7 +11,8 @@ namespace {
 
 std::string_view trim(std::string_view t) {
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r' || t.back() == '\n')) {
+    while (!t.empty() &&
+           (t.back() == ' ' || t.back() == '\t' || t.back() == '\r' || t.back() == '\n')) {
         t.remove_suffix(1);
     }
     return t;
@@ -96,7 +97,8 @@ bool response::header_is_true(std::string_view name) const {
     return v && same_name(*v, "true");
 }
 
-session::session(std::vector<std::string> extra_headers) : _extra_headers(std::move(extra_headers)) {
+session::session(std::vector<std::string> extra_headers)
+    : _extra_headers(std::move(extra_headers)) {
     init_curl_once();
     _curl = curl_easy_init();
     if (_curl == nullptr) throw std::runtime_error("libcurl: cannot create a handle");
@@ -129,7 +131,8 @@ response session::perform(const request& r) {
         curl_easy_setopt(_curl, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(_curl, CURLOPT_READFUNCTION, on_upload);
         curl_easy_setopt(_curl, CURLOPT_READDATA, &ex);
-        curl_easy_setopt(_curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(ex.unsent.size()));
+        curl_easy_setopt(_curl, CURLOPT_INFILESIZE_LARGE,
+                         static_cast<curl_off_t>(ex.unsent.size()));
     }
     curl_slist* headers = nullptr;
     for (const auto& h : _extra_headers) headers = curl_slist_append(headers, h.c_str());

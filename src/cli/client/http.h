@@ -2,8 +2,6 @@
 // HTTP for the client commands, over libcurl: one connection reused across
 // requests, bodies sent from memory (a mapped file or stdin), answers
 // collected or handed over as they arrive.
-#include <curl/curl.h>
-
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -12,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <curl/curl.h>
+
 namespace dstream::cli::client {
 
 struct response {
@@ -19,7 +19,7 @@ struct response {
     std::string failure;  // why the exchange failed (no connection, broken off, bad URL)
     std::string reason;   // the status line's reason phrase
     std::vector<std::pair<std::string, std::string>> headers;  // in order, names as sent
-    std::string body;     // a 2xx body goes to the request's sink instead when it has one
+    std::string body;  // a 2xx body goes to the request's sink instead when it has one
 
     bool answered() const { return status != 0 && failure.empty(); }
     bool ok() const { return answered() && status >= 200 && status < 300; }

@@ -1,15 +1,15 @@
 #include "cli/client/input.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <iostream>
 #include <iterator>
 #include <stdexcept>
+#include <unistd.h>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 namespace dstream::cli::client {
 namespace {
@@ -23,7 +23,8 @@ namespace {
 input input::open(const std::string& path) {
     input in;
     if (path.empty() || path == "-") {
-        in._owned.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        in._owned.assign(std::istreambuf_iterator<char>(std::cin),
+                         std::istreambuf_iterator<char>());
         in._bytes = in._owned;
         return in;
     }

@@ -22,8 +22,8 @@ public:
 
 private:
     input() = default;
-    std::string _owned;       // standard input
-    void* _mapping = nullptr; // a mapped file
+    std::string _owned;        // standard input
+    void* _mapping = nullptr;  // a mapped file
     std::size_t _mapped = 0;
     std::string_view _bytes;
 };

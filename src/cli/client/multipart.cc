@@ -29,7 +29,8 @@ std::string part_content_type(std::string_view headers) {
     while (!headers.empty()) {
         const auto end = headers.find(crlf);
         std::string_view line = headers.substr(0, end);
-        if (line.size() > name.size() && ::strncasecmp(line.data(), name.data(), name.size()) == 0) {
+        if (line.size() > name.size() &&
+            ::strncasecmp(line.data(), name.data(), name.size()) == 0) {
             line.remove_prefix(name.size());
             while (line.starts_with(' ')) line.remove_prefix(1);
             return std::string(line);

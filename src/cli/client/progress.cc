@@ -1,16 +1,18 @@
 #include "cli/client/progress.h"
 
-#include <fmt/format.h>
+#include <cstdio>
 #include <unistd.h>
 
-#include <cstdio>
+#include <fmt/format.h>
 
 namespace dstream::cli::client {
 namespace {
 
 constexpr auto redraw_interval = std::chrono::milliseconds(200);
 
-std::string mebibytes(std::uint64_t n) { return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1 << 20)); }
+std::string mebibytes(std::uint64_t n) {
+    return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1 << 20));
+}
 
 }  // namespace
 

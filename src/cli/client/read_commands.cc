@@ -1,8 +1,8 @@
 // head, read (catch-up until up to date) and tail (live, SSE or long-poll).
-#include <fmt/format.h>
-
 #include <memory>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include "cli/client/client_commands.h"
 #include "cli/client/common.h"
@@ -71,7 +71,9 @@ int run_read(const read_options& o) {
         std::string query = "offset=" + at.offset;
         if (o.max_bytes) query += "&max_bytes=" + std::to_string(*o.max_bytes);
         request r{.url = with_query(o.common.url, query)};
-        r.on_progress = [&](std::uint64_t, std::uint64_t received) { meter.update(total + received); };
+        r.on_progress = [&](std::uint64_t, std::uint64_t received) {
+            meter.update(total + received);
+        };
         const response res = s.perform(r);
         if (!res.ok()) return report_failure(res, o.common.json);
         total += res.body.size();
@@ -125,7 +127,8 @@ int tail_sse(session& s, const tail_options& o, const std::string& stream_type) 
                 if (ev.name == "data") {
                     auto bytes_of_event = base64 ? protocol::decode_base64(ev.data) : ev.data;
                     if (!bytes_of_event) {
-                        error_event = R"({"error":{"code":"INVALID_BASE64","message":"a data event is not base64"}})";
+                        error_event =
+                            R"({"error":{"code":"INVALID_BASE64","message":"a data event is not base64"}})";
                         return false;
                     }
                     if (o.common.json) {
@@ -143,10 +146,12 @@ int tail_sse(session& s, const tail_options& o, const std::string& stream_type) 
                     at.next_offset = at.offset;
                     at.up_to_date = control.value("upToDate", false);
                     at.closed = control.value("streamClosed", false);
-                    if (control.contains("streamCursor")) cursor = control.value("streamCursor", "");
+                    if (control.contains("streamCursor"))
+                        cursor = control.value("streamCursor", "");
                     // Under --json a closure is news even without data.
                     if (o.common.json && (!pending.empty() || at.closed)) {
-                        print_piece({from, at.next_offset, at.up_to_date, at.closed}, data_type, pending);
+                        print_piece({from, at.next_offset, at.up_to_date, at.closed}, data_type,
+                                    pending);
                         pending.clear();
                     }
                     return !at.closed;
@@ -179,7 +184,8 @@ int tail_long_poll(session& s, const tail_options& o) {
         at.next_offset = *next;
         at.up_to_date = res.header_is_true(hdr::stream_up_to_date);
         at.closed = res.header_is_true(hdr::stream_closed);
-        if (!res.body.empty()) emit(o.common.json, at, res.header("Content-Type").value_or(""), res.body);
+        if (!res.body.empty())
+            emit(o.common.json, at, res.header("Content-Type").value_or(""), res.body);
         if (at.closed && at.up_to_date) return exit_ok;
         if (auto c = res.header(hdr::stream_cursor)) cursor = std::move(c);
         at.offset = at.next_offset;
@@ -193,7 +199,8 @@ int run_tail(const tail_options& o) {
     const response head = s.perform({.method = "HEAD", .url = o.common.url});
     if (!head.ok()) return report_failure(head, o.common.json);
     if (o.long_poll) return tail_long_poll(s, o);
-    return tail_sse(s, o, head.header("Content-Type").value_or(std::string(protocol::default_content_type)));
+    return tail_sse(
+        s, o, head.header("Content-Type").value_or(std::string(protocol::default_content_type)));
 }
 
 }  // namespace
@@ -207,9 +214,11 @@ void add_read_commands(CLI::App& app, std::vector<command>& out) {
             "across answers (base protocol 5.6); JSON streams print one message per line",
             "dstream read http://127.0.0.1:4437/v1/stream/greeting --offset -1");
         add_common_options(*cmd, o->common);
-        cmd->add_option("--offset", o->offset, "Where to start: -1 (the beginning), now, or an offset")
+        cmd->add_option("--offset", o->offset,
+                        "Where to start: -1 (the beginning), now, or an offset")
             ->capture_default_str();
-        cmd->add_option("--max-bytes", o->max_bytes, "At most this many bytes per answer (extensions 9.3)");
+        cmd->add_option("--max-bytes", o->max_bytes,
+                        "At most this many bytes per answer (extensions 9.3)");
         out.push_back({cmd, [o] { return run_read(*o); }});
     }
     {
@@ -220,7 +229,8 @@ void add_read_commands(CLI::App& app, std::vector<command>& out) {
             "the command is interrupted (SSE, base protocol 5.8; --long-poll: 5.7)",
             "dstream tail http://127.0.0.1:4437/my-app/chat-1 --offset -1");
         add_common_options(*cmd, o->common);
-        cmd->add_option("--offset", o->offset, "Where to start: now (only new data), -1, or an offset")
+        cmd->add_option("--offset", o->offset,
+                        "Where to start: now (only new data), -1, or an offset")
             ->capture_default_str();
         cmd->add_flag("--long-poll", o->long_poll, "Use long-polls instead of SSE");
         out.push_back({cmd, [o] { return run_tail(*o); }});

@@ -1,13 +1,13 @@
 #include "cli/client/report.h"
 
-#include <fmt/format.h>
-#include <strings.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <initializer_list>
 #include <optional>
+#include <strings.h>
+
+#include <fmt/format.h>
 
 #include "cli/command.h"
 #include "protocol/content_type.h"
@@ -17,7 +17,8 @@ namespace dstream::cli::client {
 namespace {
 
 bool starts_with_name(std::string_view name, std::string_view prefix) {
-    return name.size() >= prefix.size() && ::strncasecmp(name.data(), prefix.data(), prefix.size()) == 0;
+    return name.size() >= prefix.size() &&
+           ::strncasecmp(name.data(), prefix.data(), prefix.size()) == 0;
 }
 
 bool named_in(std::string_view name, std::initializer_list<std::string_view> prefixes) {
@@ -38,7 +39,8 @@ bool for_machines(std::string_view name) {
 // content type of an error answer is its body's, not the stream's.
 bool for_people(std::string_view name, bool failed) {
     if (failed && starts_with_name(name, "content-type")) return false;
-    return named_in(name, {"stream-", "producer-", "location", "etag", "content-type", "retry-after"});
+    return named_in(name,
+                    {"stream-", "producer-", "location", "etag", "content-type", "retry-after"});
 }
 
 std::string lower(std::string_view s) {
@@ -80,7 +82,8 @@ nlohmann::json answer_json(const response& r) {
 }
 
 void add_data(nlohmann::json& out, std::string_view content_type, std::string_view bytes) {
-    if (protocol::is_text_for_sse(content_type) || protocol::media_type_essence(content_type) == "application/x-ndjson") {
+    if (protocol::is_text_for_sse(content_type) ||
+        protocol::media_type_essence(content_type) == "application/x-ndjson") {
         out["data"] = std::string(bytes);
         return;
     }

@@ -2,8 +2,9 @@
 // How the client commands tell what happened. People get the status line and
 // the protocol's headers; `--json` gets one JSON object per answer. An error
 // answer names the server's error code and message (extensions 11).
-#include <nlohmann/json.hpp>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/client/http.h"
 

@@ -1,9 +1,9 @@
 // snapshot publish (whole, or in parts when large), snapshot read and
 // bootstrap (extensions 2.2, 2.5, 3).
-#include <fmt/format.h>
-
 #include <cstdio>
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "cli/client/client_commands.h"
 #include "cli/client/common.h"
@@ -36,7 +36,9 @@ struct publish_options {
     std::uint64_t part_bytes = default_part_bytes;
 };
 
-std::string snapshot_url(const publish_options& o) { return o.common.url + "/snapshot/" + o.offset; }
+std::string snapshot_url(const publish_options& o) {
+    return o.common.url + "/snapshot/" + o.offset;
+}
 
 // Best effort after a failed upload, so that no staged part waits for the
 // server's sweep.
@@ -55,7 +57,9 @@ int publish_in_parts(session& s, const publish_options& o, std::string_view body
         request part{.method = "POST", .url = snapshot_url(o) + "/parts"};
         part.headers.push_back(header_line("Content-Type", protocol::default_content_type));
         part.body = body.substr(at, o.part_bytes);
-        part.on_progress = [&meter, at](std::uint64_t sent, std::uint64_t) { meter.update(at + sent); };
+        part.on_progress = [&meter, at](std::uint64_t sent, std::uint64_t) {
+            meter.update(at + sent);
+        };
         response res = s.perform(part);
         const auto id = res.header(stream_snapshot_part);
         if (!res.ok() || !id) {
@@ -70,8 +74,9 @@ int publish_in_parts(session& s, const publish_options& o, std::string_view body
     request commit{.method = "PUT", .url = snapshot_url(o)};
     commit.headers.push_back(header_line("Content-Type", o.content_type));
     commit.headers.push_back(header_line(hdr::stream_snapshot_parts, std::to_string(ids.size())));
-    commit.headers.push_back(header_line(
-        hdr::stream_snapshot_digest, protocol::to_hex(protocol::snapshot_digest(o.content_type, body))));
+    commit.headers.push_back(
+        header_line(hdr::stream_snapshot_digest,
+                    protocol::to_hex(protocol::snapshot_digest(o.content_type, body))));
     commit.body = list;
     const response res = s.perform(commit);
     if (!res.ok()) discard_parts(s, o, ids.size());
@@ -100,7 +105,8 @@ int run_snapshot_read(const snapshot_read_options& o) {
         to = std::fopen(o.output.c_str(), "wb");
         if (to == nullptr) throw std::runtime_error("cannot write " + o.output);
     }
-    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(to == stdout ? nullptr : to, std::fclose);
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(to == stdout ? nullptr : to,
+                                                                 std::fclose);
     // Under --json without a file the body goes into the JSON object instead.
     const bool collect = o.common.json && o.output.empty();
     progress meter("read", 0);
@@ -150,7 +156,8 @@ int run_bootstrap(const common_options& o) {
     for (const auto& p : *parts) {
         write_data(p.content_type, p.body);
         // A JSON part is one message: one per line, like `dstream read`.
-        if (protocol::is_json_media_type(p.content_type) && !p.body.empty() && !p.body.ends_with('\n')) {
+        if (protocol::is_json_media_type(p.content_type) && !p.body.empty() &&
+            !p.body.ends_with('\n')) {
             write_data("", "\n");
         }
     }
@@ -160,22 +167,28 @@ int run_bootstrap(const common_options& o) {
 }  // namespace
 
 void add_snapshot_commands(CLI::App& app, std::vector<command>& out) {
-    CLI::App* snapshot = app.add_subcommand("snapshot", "Publish or read a stream's snapshot (extensions 2)")
-                             ->group("Client")
-                             ->require_subcommand(1);
+    CLI::App* snapshot =
+        app.add_subcommand("snapshot", "Publish or read a stream's snapshot (extensions 2)")
+            ->group("Client")
+            ->require_subcommand(1);
     {
         auto o = std::make_shared<publish_options>();
         CLI::App* cmd = add_client_command(
             *snapshot, "publish",
-            "Publish a snapshot of the stream's bytes below OFFSET (PUT {stream}/snapshot/{offset}; "
+            "Publish a snapshot of the stream's bytes below OFFSET (PUT "
+            "{stream}/snapshot/{offset}; "
             "extensions 2.2). A body larger than --part-bytes is uploaded in parts and committed "
             "with its BLAKE3 digest",
-            "dstream snapshot publish http://127.0.0.1:4437/my-app/doc 00000000000000001024 --file state.bin");
+            "dstream snapshot publish http://127.0.0.1:4437/my-app/doc 00000000000000001024 --file "
+            "state.bin");
         add_common_options(*cmd, o->common);
-        cmd->add_option("OFFSET", o->offset, "The snapshot's offset: a message boundary at or below the tail")
+        cmd->add_option("OFFSET", o->offset,
+                        "The snapshot's offset: a message boundary at or below the tail")
             ->required();
-        cmd->add_option("--file", o->file, "Read the snapshot from this file instead of standard input");
-        cmd->add_option("--content-type", o->content_type, "The snapshot's content type")->capture_default_str();
+        cmd->add_option("--file", o->file,
+                        "Read the snapshot from this file instead of standard input");
+        cmd->add_option("--content-type", o->content_type, "The snapshot's content type")
+            ->capture_default_str();
         cmd->add_option("--part-bytes", o->part_bytes,
                         "Largest body of one request; a larger snapshot goes in parts of this size")
             ->check(CLI::Range(std::uint64_t{1}, default_part_bytes))
@@ -184,14 +197,19 @@ void add_snapshot_commands(CLI::App& app, std::vector<command>& out) {
     }
     {
         auto o = std::make_shared<snapshot_read_options>();
-        CLI::App* cmd = add_client_command(
-            *snapshot, "read",
-            "Print the snapshot published at OFFSET (GET {stream}/snapshot/{offset}; extensions 2.5)",
-            "dstream snapshot read http://127.0.0.1:4437/my-app/doc 00000000000000001024 --output state.bin");
+        CLI::App* cmd = add_client_command(*snapshot, "read",
+                                           "Print the snapshot published at OFFSET (GET "
+                                           "{stream}/snapshot/{offset}; extensions 2.5)",
+                                           "dstream snapshot read http://127.0.0.1:4437/my-app/doc "
+                                           "00000000000000001024 --output state.bin");
         add_common_options(*cmd, o->common);
-        cmd->add_option("OFFSET", o->offset, "The snapshot's offset (HEAD's Stream-Snapshot-Offset)")->required();
-        cmd->add_option("--output", o->output, "Write the snapshot to this file instead of standard output");
-        cmd->add_option("--range", o->range, "Only these bytes: FIRST-LAST, FIRST- or -SUFFIX_LENGTH");
+        cmd->add_option("OFFSET", o->offset,
+                        "The snapshot's offset (HEAD's Stream-Snapshot-Offset)")
+            ->required();
+        cmd->add_option("--output", o->output,
+                        "Write the snapshot to this file instead of standard output");
+        cmd->add_option("--range", o->range,
+                        "Only these bytes: FIRST-LAST, FIRST- or -SUFFIX_LENGTH");
         out.push_back({cmd, [o] { return run_snapshot_read(*o); }});
     }
     {

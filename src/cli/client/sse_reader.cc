@@ -2,7 +2,8 @@
 
 namespace dstream::cli::client {
 
-bool sse_reader::feed(std::string_view bytes, const std::function<bool(const sse_event&)>& on_event) {
+bool sse_reader::feed(std::string_view bytes,
+                      const std::function<bool(const sse_event&)>& on_event) {
     for (const char c : bytes) {
         if (_after_cr) {
             _after_cr = false;
@@ -20,7 +21,8 @@ bool sse_reader::feed(std::string_view bytes, const std::function<bool(const sse
     return true;
 }
 
-bool sse_reader::line(std::string_view text, const std::function<bool(const sse_event&)>& on_event) {
+bool sse_reader::line(std::string_view text,
+                      const std::function<bool(const sse_event&)>& on_event) {
     if (text.empty()) {
         // A blank line ends the event; one without data dispatches nothing.
         const bool dispatch = _has_data;
@@ -32,7 +34,8 @@ bool sse_reader::line(std::string_view text, const std::function<bool(const sse_
     if (text.front() == ':') return true;
     const auto colon = text.find(':');
     const std::string_view field = text.substr(0, colon);
-    std::string_view value = colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
+    std::string_view value =
+        colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
     if (value.starts_with(' ')) value.remove_prefix(1);
     if (field == "event") {
         _event.name = std::string(value);

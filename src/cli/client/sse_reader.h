@@ -22,8 +22,8 @@ public:
 private:
     bool line(std::string_view text, const std::function<bool(const sse_event&)>& on_event);
 
-    std::string _partial;     // an incomplete line
-    bool _after_cr = false;   // the last byte was CR: a following LF belongs to it
+    std::string _partial;    // an incomplete line
+    bool _after_cr = false;  // the last byte was CR: a following LF belongs to it
     sse_event _event;
     bool _has_data = false;
 };

@@ -30,10 +30,13 @@ int run_create(const create_options& o) {
     request r{.method = "PUT", .url = o.common.url};
     if (!o.content_type.empty()) r.headers.push_back(header_line("Content-Type", o.content_type));
     if (o.ttl) r.headers.push_back(header_line(hdr::stream_ttl, std::to_string(*o.ttl)));
-    if (!o.expires_at.empty()) r.headers.push_back(header_line(hdr::stream_expires_at, o.expires_at));
+    if (!o.expires_at.empty())
+        r.headers.push_back(header_line(hdr::stream_expires_at, o.expires_at));
     if (o.closed) r.headers.push_back(header_line(hdr::stream_closed, "true"));
-    if (!o.forked_from.empty()) r.headers.push_back(header_line(hdr::stream_forked_from, o.forked_from));
-    if (!o.fork_offset.empty()) r.headers.push_back(header_line(hdr::stream_fork_offset, o.fork_offset));
+    if (!o.forked_from.empty())
+        r.headers.push_back(header_line(hdr::stream_forked_from, o.forked_from));
+    if (!o.fork_offset.empty())
+        r.headers.push_back(header_line(hdr::stream_fork_offset, o.fork_offset));
     session s(o.common.headers);
     if (o.file.empty()) return report(s.perform(r), o.common.json);
     const input body = input::open(o.file);
@@ -56,7 +59,8 @@ int run_append(const append_options& o) {
         // An append names the stream's content type (base protocol 5.2): ask for it.
         const response head = s.perform({.method = "HEAD", .url = o.common.url});
         if (!head.ok()) return report_failure(head, o.common.json);
-        content_type = head.header("Content-Type").value_or(std::string(protocol::default_content_type));
+        content_type =
+            head.header("Content-Type").value_or(std::string(protocol::default_content_type));
     }
     const input body = input::open(o.file);
     request r{.method = "POST", .url = o.common.url};
@@ -105,15 +109,19 @@ void add_write_commands(CLI::App& app, std::vector<command>& out) {
             app, "create", "Create a stream (PUT; base protocol 5.1), optionally with a first body",
             "dstream create http://127.0.0.1:4437/v1/stream/greeting --content-type text/plain");
         add_common_options(*cmd, o->common);
-        cmd->add_option("--content-type", o->content_type,
-                        "The stream's content type (the server's default: application/octet-stream)");
-        auto* ttl = cmd->add_option("--ttl", o->ttl, "Stream-TTL: seconds the stream lives after its last use");
-        cmd->add_option("--expires-at", o->expires_at, "Stream-Expires-At: an RFC 3339 time")->excludes(ttl);
+        cmd->add_option(
+            "--content-type", o->content_type,
+            "The stream's content type (the server's default: application/octet-stream)");
+        auto* ttl = cmd->add_option("--ttl", o->ttl,
+                                    "Stream-TTL: seconds the stream lives after its last use");
+        cmd->add_option("--expires-at", o->expires_at, "Stream-Expires-At: an RFC 3339 time")
+            ->excludes(ttl);
         cmd->add_flag("--closed", o->closed, "Create the stream closed (Stream-Closed: true)");
         cmd->add_option("--file", o->file, "A first body from this file ('-': standard input)");
         cmd->add_option("--forked-from", o->forked_from,
                         "Create a fork of this stream (a path or URL; base protocol 4.2)");
-        cmd->add_option("--fork-offset", o->fork_offset, "Where the fork starts (default: the source's tail)")
+        cmd->add_option("--fork-offset", o->fork_offset,
+                        "Where the fork starts (default: the source's tail)")
             ->needs("--forked-from");
         out.push_back({cmd, [o] { return run_create(*o); }});
     }
@@ -125,17 +133,21 @@ void add_write_commands(CLI::App& app, std::vector<command>& out) {
             "--content-type, the stream's own type is asked for with a HEAD",
             "echo '{\"n\":1}' | dstream append http://127.0.0.1:4437/my-app/events");
         add_common_options(*cmd, o->common);
-        cmd->add_option("--file", o->file, "Read the body from this file instead of standard input");
+        cmd->add_option("--file", o->file,
+                        "Read the body from this file instead of standard input");
         cmd->add_option("--content-type", o->content_type, "The body's content type");
         add_producer_options(*cmd, o->producer);
-        cmd->add_option("--stream-seq", o->stream_seq, "Stream-Seq: a writer's sequence token (base protocol 5.2)");
-        cmd->add_flag("--close", o->close, "Close the stream with this append (Stream-Closed: true)");
+        cmd->add_option("--stream-seq", o->stream_seq,
+                        "Stream-Seq: a writer's sequence token (base protocol 5.2)");
+        cmd->add_flag("--close", o->close,
+                      "Close the stream with this append (Stream-Closed: true)");
         out.push_back({cmd, [o] { return run_append(*o); }});
     }
     {
         auto o = std::make_shared<close_options>();
         CLI::App* cmd = add_client_command(
-            app, "close", "Close a stream: no more appends (POST with Stream-Closed; base protocol 5.3)",
+            app, "close",
+            "Close a stream: no more appends (POST with Stream-Closed; base protocol 5.3)",
             "dstream close http://127.0.0.1:4437/v1/stream/greeting");
         add_common_options(*cmd, o->common);
         add_producer_options(*cmd, o->producer);
@@ -143,8 +155,9 @@ void add_write_commands(CLI::App& app, std::vector<command>& out) {
     }
     {
         auto o = std::make_shared<common_options>();
-        CLI::App* cmd = add_client_command(app, "delete", "Delete a stream (base protocol 5.4)",
-                                           "dstream delete http://127.0.0.1:4437/v1/stream/greeting");
+        CLI::App* cmd =
+            add_client_command(app, "delete", "Delete a stream (base protocol 5.4)",
+                               "dstream delete http://127.0.0.1:4437/v1/stream/greeting");
         add_common_options(*cmd, *o);
         out.push_back({cmd, [o] { return run_delete(*o); }});
     }
@@ -156,7 +169,8 @@ void add_write_commands(CLI::App& app, std::vector<command>& out) {
             "below it answer 410 and readers start from the snapshot (dstream bootstrap)",
             "dstream retention http://127.0.0.1:4437/my-app/doc 00000000000000001024");
         add_common_options(*cmd, o->common);
-        cmd->add_option("OFFSET", o->offset, "The new earliest retained offset; at most the latest snapshot's")
+        cmd->add_option("OFFSET", o->offset,
+                        "The new earliest retained offset; at most the latest snapshot's")
             ->required();
         out.push_back({cmd, [o] { return run_retention(*o); }});
     }
