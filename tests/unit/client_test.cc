@@ -6,6 +6,7 @@
 
 #include "cli/client/multipart.h"
 #include "cli/client/sse_reader.h"
+#include "protocol/sse.h"
 
 namespace dstream::cli::client {
 namespace {
@@ -39,6 +40,20 @@ TEST(sse_reader, one_extra_space_survives_and_a_trailing_line_break_is_kept) {
     const auto events = read_all({"data:  x\ndata:\n\n"});
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].data, " x\n");
+}
+
+TEST(sse_reader, reads_back_what_the_server_frames) {
+    for (const std::string payload : {"plain", " leading space", "two\nlines", "ends in a break\n",
+                                      "\r\n", "", "[{\"a\":1}]"}) {
+        std::string framed;
+        protocol::append_sse_event(framed, "data", payload);
+        const auto events = read_all({framed});
+        ASSERT_EQ(events.size(), 1u) << payload;
+        // A CR or CRLF break comes back as LF: SSE cannot tell them apart.
+        std::string expected = payload;
+        if (expected == "\r\n") expected = "\n";
+        EXPECT_EQ(events[0].data, expected);
+    }
 }
 
 TEST(sse_reader, stops_when_asked) {

@@ -25,10 +25,9 @@ void add_common_options(CLI::App& cmd, common_options& o) {
                  "headers, and the error body of a refusal");
 }
 
-CLI::App* add_client_command(CLI::App& app, const std::string& name, const std::string& help,
-                             const std::string& example) {
-    CLI::App* cmd = app.add_subcommand(name, help)->group("Client");
-    cmd->footer("Example: " + example +
+CLI::App* new_client_command(CLI::App& parent, const command_text& text) {
+    CLI::App* cmd = parent.add_subcommand(text.name, text.help)->group("Client");
+    cmd->footer("Example: " + text.example +
                 "\nExit codes: 0 done; 1 the server refused (its error code and message are "
                 "printed); 2 bad arguments; 3 no answer.");
     return cmd;

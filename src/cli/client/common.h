@@ -2,8 +2,10 @@
 // What every client command takes (the stream URL, extra headers, --json)
 // and the pieces several of them share.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -22,9 +24,36 @@ struct common_options {
 // URL (positional, http:// or https://), -H/--header and --json.
 void add_common_options(CLI::App& cmd, common_options& o);
 
-// Registers a client command under the "Client" heading of `dstream --help`.
-CLI::App* add_client_command(CLI::App& app, const std::string& name, const std::string& help,
-                             const std::string& example);
+// The options of a command that takes only those.
+struct url_options {
+    common_options common;
+};
+
+// What `--help` says of a client command.
+struct command_text {
+    std::string name;
+    std::string help;
+    std::string example;
+};
+
+// A subcommand of `parent` under the "Client" heading, its example and the
+// exit codes in its help.
+CLI::App* new_client_command(CLI::App& parent, const command_text& text);
+
+// Registers a client command with its options (URL, -H and --json bound to
+// their `common`), run by `run` once parsed. Returns both, for the command's
+// own flags.
+template <typename Options>
+std::pair<CLI::App*, std::shared_ptr<Options>> add_client_command(CLI::App& parent,
+                                                                  std::vector<command>& out,
+                                                                  const command_text& text,
+                                                                  int (*run)(const Options&)) {
+    auto options = std::make_shared<Options>();
+    CLI::App* cmd = new_client_command(parent, text);
+    add_common_options(*cmd, options->common);
+    out.push_back({cmd, [options, run] { return run(*options); }});
+    return {cmd, options};
+}
 
 // `url` with `query` appended after "?" or "&".
 std::string with_query(const std::string& url, const std::string& query);

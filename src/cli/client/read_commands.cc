@@ -49,9 +49,9 @@ int missing_next_offset(bool json) {
     return report_failure(broken, json);
 }
 
-int run_head(const common_options& o) {
-    session s(o.headers);
-    return report(s.perform({.method = "HEAD", .url = o.url}), o.json);
+int run_head(const url_options& o) {
+    session s(o.common.headers);
+    return report(s.perform({.method = "HEAD", .url = o.common.url}), o.common.json);
 }
 
 struct read_options {
@@ -207,44 +207,40 @@ int run_tail(const tail_options& o) {
 
 void add_read_commands(CLI::App& app, std::vector<command>& out) {
     {
-        auto o = std::make_shared<read_options>();
-        CLI::App* cmd = add_client_command(
-            app, "read",
-            "Print a stream's data from an offset until up to date, following Stream-Next-Offset "
-            "across answers (base protocol 5.6); JSON streams print one message per line",
-            "dstream read http://127.0.0.1:4437/v1/stream/greeting --offset -1");
-        add_common_options(*cmd, o->common);
+        auto [cmd, o] = add_client_command(
+            app, out,
+            {"read",
+             "Print a stream's data from an offset until up to date, following "
+             "Stream-Next-Offset across answers (base protocol 5.6); JSON streams print one "
+             "message per line",
+             "dstream read http://127.0.0.1:4437/v1/stream/greeting --offset -1"},
+            run_read);
         cmd->add_option("--offset", o->offset,
                         "Where to start: -1 (the beginning), now, or an offset")
             ->capture_default_str();
         cmd->add_option("--max-bytes", o->max_bytes,
                         "At most this many bytes per answer (extensions 9.3)");
-        out.push_back({cmd, [o] { return run_read(*o); }});
     }
     {
-        auto o = std::make_shared<tail_options>();
-        CLI::App* cmd = add_client_command(
-            app, "tail",
-            "Follow a stream live, printing data as it arrives, until the stream is closed or "
-            "the command is interrupted (SSE, base protocol 5.8; --long-poll: 5.7)",
-            "dstream tail http://127.0.0.1:4437/my-app/chat-1 --offset -1");
-        add_common_options(*cmd, o->common);
+        auto [cmd, o] = add_client_command(
+            app, out,
+            {"tail",
+             "Follow a stream live, printing data as it arrives, until the stream is closed or "
+             "the command is interrupted (SSE, base protocol 5.8; --long-poll: 5.7)",
+             "dstream tail http://127.0.0.1:4437/my-app/chat-1 --offset -1"},
+            run_tail);
         cmd->add_option("--offset", o->offset,
                         "Where to start: now (only new data), -1, or an offset")
             ->capture_default_str();
         cmd->add_flag("--long-poll", o->long_poll, "Use long-polls instead of SSE");
-        out.push_back({cmd, [o] { return run_tail(*o); }});
     }
-    {
-        auto o = std::make_shared<common_options>();
-        CLI::App* cmd = add_client_command(
-            app, "head",
-            "Print a stream's metadata: tail offset, content type, closure, TTL, snapshot, "
-            "retention, incarnation (HEAD; base protocol 5.5, extensions 2.4)",
-            "dstream head http://127.0.0.1:4437/v1/stream/greeting --json");
-        add_common_options(*cmd, *o);
-        out.push_back({cmd, [o] { return run_head(*o); }});
-    }
+    add_client_command(
+        app, out,
+        {"head",
+         "Print a stream's metadata: tail offset, content type, closure, TTL, "
+         "snapshot, retention, incarnation (HEAD; base protocol 5.5, extensions 2.4)",
+         "dstream head http://127.0.0.1:4437/v1/stream/greeting --json"},
+        run_head);
 }
 
 }  // namespace dstream::cli::client

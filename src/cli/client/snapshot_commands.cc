@@ -129,7 +129,8 @@ int run_snapshot_read(const snapshot_read_options& o) {
     return std::fflush(to) == 0 ? exit_ok : exit_failure;
 }
 
-int run_bootstrap(const common_options& o) {
+int run_bootstrap(const url_options& options) {
+    const common_options& o = options.common;
     session s(o.headers);
     progress meter("read", 0);
     request r{.url = o.url + "/bootstrap"};
@@ -172,16 +173,15 @@ void add_snapshot_commands(CLI::App& app, std::vector<command>& out) {
             ->group("Client")
             ->require_subcommand(1);
     {
-        auto o = std::make_shared<publish_options>();
-        CLI::App* cmd = add_client_command(
-            *snapshot, "publish",
-            "Publish a snapshot of the stream's bytes below OFFSET (PUT "
-            "{stream}/snapshot/{offset}; "
-            "extensions 2.2). A body larger than --part-bytes is uploaded in parts and committed "
-            "with its BLAKE3 digest",
-            "dstream snapshot publish http://127.0.0.1:4437/my-app/doc 00000000000000001024 --file "
-            "state.bin");
-        add_common_options(*cmd, o->common);
+        auto [cmd, o] = add_client_command(
+            *snapshot, out,
+            {"publish",
+             "Publish a snapshot of the stream's bytes below OFFSET (PUT {stream}/snapshot/"
+             "{offset}; extensions 2.2). A body larger than --part-bytes is uploaded in parts "
+             "and committed with its BLAKE3 digest",
+             "dstream snapshot publish http://127.0.0.1:4437/my-app/doc 00000000000000001024 "
+             "--file state.bin"},
+            run_publish);
         cmd->add_option("OFFSET", o->offset,
                         "The snapshot's offset: a message boundary at or below the tail")
             ->required();
@@ -193,16 +193,16 @@ void add_snapshot_commands(CLI::App& app, std::vector<command>& out) {
                         "Largest body of one request; a larger snapshot goes in parts of this size")
             ->check(CLI::Range(std::uint64_t{1}, default_part_bytes))
             ->capture_default_str();
-        out.push_back({cmd, [o] { return run_publish(*o); }});
     }
     {
-        auto o = std::make_shared<snapshot_read_options>();
-        CLI::App* cmd = add_client_command(*snapshot, "read",
-                                           "Print the snapshot published at OFFSET (GET "
-                                           "{stream}/snapshot/{offset}; extensions 2.5)",
-                                           "dstream snapshot read http://127.0.0.1:4437/my-app/doc "
-                                           "00000000000000001024 --output state.bin");
-        add_common_options(*cmd, o->common);
+        auto [cmd, o] = add_client_command(
+            *snapshot, out,
+            {"read",
+             "Print the snapshot published at OFFSET (GET {stream}/snapshot/{offset}; "
+             "extensions 2.5)",
+             "dstream snapshot read http://127.0.0.1:4437/my-app/doc 00000000000000001024 "
+             "--output state.bin"},
+            run_snapshot_read);
         cmd->add_option("OFFSET", o->offset,
                         "The snapshot's offset (HEAD's Stream-Snapshot-Offset)")
             ->required();
@@ -210,18 +210,14 @@ void add_snapshot_commands(CLI::App& app, std::vector<command>& out) {
                         "Write the snapshot to this file instead of standard output");
         cmd->add_option("--range", o->range,
                         "Only these bytes: FIRST-LAST, FIRST- or -SUFFIX_LENGTH");
-        out.push_back({cmd, [o] { return run_snapshot_read(*o); }});
     }
-    {
-        auto o = std::make_shared<common_options>();
-        CLI::App* cmd = add_client_command(
-            app, "bootstrap",
-            "Print a stream's latest snapshot and the messages after it, one part after the other "
-            "(GET {stream}/bootstrap; extensions 3); then read on from its Stream-Next-Offset",
-            "dstream bootstrap http://127.0.0.1:4437/my-app/doc --json");
-        add_common_options(*cmd, *o);
-        out.push_back({cmd, [o] { return run_bootstrap(*o); }});
-    }
+    add_client_command(
+        app, out,
+        {"bootstrap",
+         "Print a stream's latest snapshot and the messages after it, one part after the other "
+         "(GET {stream}/bootstrap; extensions 3); then read on from its Stream-Next-Offset",
+         "dstream bootstrap http://127.0.0.1:4437/my-app/doc --json"},
+        run_bootstrap);
 }
 
 }  // namespace dstream::cli::client

@@ -84,9 +84,9 @@ int run_close(const close_options& o) {
     return report(s.perform(r), o.common.json);
 }
 
-int run_delete(const common_options& o) {
-    session s(o.headers);
-    return report(s.perform({.method = "DELETE", .url = o.url}), o.json);
+int run_delete(const url_options& o) {
+    session s(o.common.headers);
+    return report(s.perform({.method = "DELETE", .url = o.common.url}), o.common.json);
 }
 
 struct retention_options {
@@ -104,11 +104,11 @@ int run_retention(const retention_options& o) {
 
 void add_write_commands(CLI::App& app, std::vector<command>& out) {
     {
-        auto o = std::make_shared<create_options>();
-        CLI::App* cmd = add_client_command(
-            app, "create", "Create a stream (PUT; base protocol 5.1), optionally with a first body",
-            "dstream create http://127.0.0.1:4437/v1/stream/greeting --content-type text/plain");
-        add_common_options(*cmd, o->common);
+        auto [cmd, o] = add_client_command(
+            app, out,
+            {"create", "Create a stream (PUT; base protocol 5.1), optionally with a first body",
+             "dstream create http://127.0.0.1:4437/v1/stream/greeting --content-type text/plain"},
+            run_create);
         cmd->add_option(
             "--content-type", o->content_type,
             "The stream's content type (the server's default: application/octet-stream)");
@@ -123,16 +123,15 @@ void add_write_commands(CLI::App& app, std::vector<command>& out) {
         cmd->add_option("--fork-offset", o->fork_offset,
                         "Where the fork starts (default: the source's tail)")
             ->needs("--forked-from");
-        out.push_back({cmd, [o] { return run_create(*o); }});
     }
     {
-        auto o = std::make_shared<append_options>();
-        CLI::App* cmd = add_client_command(
-            app, "append",
-            "Append a body from standard input or a file (POST; base protocol 5.2); without "
-            "--content-type, the stream's own type is asked for with a HEAD",
-            "echo '{\"n\":1}' | dstream append http://127.0.0.1:4437/my-app/events");
-        add_common_options(*cmd, o->common);
+        auto [cmd, o] = add_client_command(
+            app, out,
+            {"append",
+             "Append a body from standard input or a file (POST; base protocol 5.2); without "
+             "--content-type, the stream's own type is asked for with a HEAD",
+             "echo '{\"n\":1}' | dstream append http://127.0.0.1:4437/my-app/events"},
+            run_append);
         cmd->add_option("--file", o->file,
                         "Read the body from this file instead of standard input");
         cmd->add_option("--content-type", o->content_type, "The body's content type");
@@ -141,38 +140,31 @@ void add_write_commands(CLI::App& app, std::vector<command>& out) {
                         "Stream-Seq: a writer's sequence token (base protocol 5.2)");
         cmd->add_flag("--close", o->close,
                       "Close the stream with this append (Stream-Closed: true)");
-        out.push_back({cmd, [o] { return run_append(*o); }});
     }
     {
-        auto o = std::make_shared<close_options>();
-        CLI::App* cmd = add_client_command(
-            app, "close",
-            "Close a stream: no more appends (POST with Stream-Closed; base protocol 5.3)",
-            "dstream close http://127.0.0.1:4437/v1/stream/greeting");
-        add_common_options(*cmd, o->common);
+        auto [cmd, o] = add_client_command(
+            app, out,
+            {"close",
+             "Close a stream: no more appends (POST with Stream-Closed; base protocol 5.3)",
+             "dstream close http://127.0.0.1:4437/v1/stream/greeting"},
+            run_close);
         add_producer_options(*cmd, o->producer);
-        out.push_back({cmd, [o] { return run_close(*o); }});
     }
+    add_client_command(app, out,
+                       {"delete", "Delete a stream (base protocol 5.4)",
+                        "dstream delete http://127.0.0.1:4437/v1/stream/greeting"},
+                       run_delete);
     {
-        auto o = std::make_shared<common_options>();
-        CLI::App* cmd =
-            add_client_command(app, "delete", "Delete a stream (base protocol 5.4)",
-                               "dstream delete http://127.0.0.1:4437/v1/stream/greeting");
-        add_common_options(*cmd, *o);
-        out.push_back({cmd, [o] { return run_delete(*o); }});
-    }
-    {
-        auto o = std::make_shared<retention_options>();
-        CLI::App* cmd = add_client_command(
-            app, "retention",
-            "Drop the bytes below OFFSET (PUT {stream}/retention/{offset}; extensions 2.2): reads "
-            "below it answer 410 and readers start from the snapshot (dstream bootstrap)",
-            "dstream retention http://127.0.0.1:4437/my-app/doc 00000000000000001024");
-        add_common_options(*cmd, o->common);
+        auto [cmd, o] = add_client_command(
+            app, out,
+            {"retention",
+             "Drop the bytes below OFFSET (PUT {stream}/retention/{offset}; extensions 2.2): reads "
+             "below it answer 410 and readers start from the snapshot (dstream bootstrap)",
+             "dstream retention http://127.0.0.1:4437/my-app/doc 00000000000000001024"},
+            run_retention);
         cmd->add_option("OFFSET", o->offset,
                         "The new earliest retained offset; at most the latest snapshot's")
             ->required();
-        out.push_back({cmd, [o] { return run_retention(*o); }});
     }
 }
 
