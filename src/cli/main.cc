@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
 
     cli::serve_options opts;
     CLI::App* serve = app.add_subcommand("serve", "Run a dstream node")->group("Server");
-    const cli::serve_flags serve_flags(*serve);
+    const cli::serve_flags serve_inputs(*serve);
     std::vector<cli::command> commands = cli::add_config_commands(app);
     for (auto& c : cli::client::add_client_commands(app)) commands.push_back(std::move(c));
 
@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (*serve) {
-            cli::load_serve_options(opts, serve_flags.inputs());
+            cli::load_serve_options(opts, serve_inputs.inputs());
             return run_serve(opts);
         }
         for (const auto& c : commands) {

@@ -35,6 +35,10 @@ toml::table load_file(const std::string& path, const std::vector<setting>& table
     return file;
 }
 
+std::optional<std::string> environment(const inputs& in, const std::string& name) {
+    return in.env ? in.env(name) : std::nullopt;
+}
+
 // The preset's own precedence is the same as a setting's: flag > env > file.
 void resolve_preset(effective& out, const std::vector<preset>& presets, const inputs& in,
                     const toml::table& file) {
@@ -59,7 +63,7 @@ void resolve_preset(effective& out, const std::vector<preset>& presets, const in
                 fmt::format("setting preset (file {}): must be a string", in.config_file));
         pick(*name, source::file, "file " + in.config_file);
     }
-    if (auto name = in.env(env_name(preset_key)))
+    if (auto name = environment(in, env_name(preset_key)))
         pick(*name, source::env, "env " + env_name(preset_key));
     if (auto it = in.flags.find(preset_key); it != in.flags.end())
         pick(it->second, source::flag, "flag --preset");
@@ -75,7 +79,8 @@ effective_value resolve_one(const setting& s, const effective& so_far, const inp
         out = {s, parse_toml(s, *node, "file " + in.config_file), source::file};
     }
     const std::string env = env_name(s);
-    if (auto text = in.env(env)) out = {s, parse_text(s, *text, "env " + env), source::env};
+    if (auto text = environment(in, env))
+        out = {s, parse_text(s, *text, "env " + env), source::env};
     if (auto it = in.flags.find(s.key); it != in.flags.end()) {
         out = {s, parse_text(s, it->second, "flag " + flag_name(s)), source::flag};
     }

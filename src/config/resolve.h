@@ -26,7 +26,7 @@ struct inputs {
     // "true"; preset_key names the preset.
     std::map<std::string, std::string> flags;
     std::string config_file;  // empty: none
-    // Looks up an environment variable; tests pass their own.
+    // Looks up an environment variable (none: no environment); tests pass their own.
     std::function<std::optional<std::string>(const std::string& name)> env;
 };
 
