@@ -1,4 +1,5 @@
-// The dstream command: `dstream serve` runs a node.
+// The dstream command: `dstream serve` runs a node, `dstream config` shows its
+// settings, and the client commands talk to a node by stream URL.
 #include <chrono>
 #include <filesystem>
 #include <malloc.h>
@@ -9,9 +10,13 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "base/version.h"
+#include "cli/client/client_commands.h"
+#include "cli/command.h"
+#include "cli/config_command.h"
 #include "cli/graceful_stop.h"
 #include "cli/node_metrics.h"
 #include "cli/recovery.h"
@@ -139,22 +144,41 @@ int run_serve(const cli::serve_options& opts) {
 int main(int argc, char** argv) {
     CLI::App app{"dstream: durable, replayable, append-only streams over HTTP"};
     app.require_subcommand(1);
+    app.footer(
+        "Exit codes: 0 done; 1 the server refused the request or the command failed; 2 bad "
+        "arguments or configuration; 3 no answer from the server.\n"
+        "`dstream COMMAND --help` describes each command.");
 
     cli::serve_options opts;
-    CLI::App* serve = app.add_subcommand("serve", "Run a dstream node");
-    cli::add_serve_flags(*serve, opts);
+    CLI::App* serve = app.add_subcommand("serve", "Run a dstream node")->group("Server");
+    const cli::serve_flags serve_inputs(*serve);
+    std::vector<cli::command> commands = cli::add_config_commands(app);
+    for (auto& c : cli::client::add_client_commands(app)) commands.push_back(std::move(c));
 
     try {
         app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? cli::exit_ok : cli::exit_usage;
+    }
+    try {
         if (*serve) {
-            cli::apply_config_file(opts);
+            cli::load_serve_options(opts, serve_inputs.inputs());
             return run_serve(opts);
         }
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        for (const auto& c : commands) {
+            if (c.app->parsed()) return c.run();
+        }
+    } catch (const config::invalid_setting& e) {
+        fmt::print(stderr, "dstream: {}\n", e.what());
+        return cli::exit_usage;
     } catch (const std::exception& e) {
-        spdlog::error("{}", e.what());
-        return 1;
+        if (*serve) {
+            spdlog::error("{}", e.what());
+        } else {
+            fmt::print(stderr, "dstream: {}\n", e.what());
+        }
+        return cli::exit_failure;
     }
-    return 0;
+    return cli::exit_ok;
 }

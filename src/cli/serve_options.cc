@@ -1,146 +1,170 @@
 #include "cli/serve_options.h"
 
+#include <charconv>
+#include <cstdlib>
 #include <stdexcept>
-#include <toml++/toml.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dstream::cli {
 namespace {
 
-// Flags the user set explicitly: they take precedence over the config file.
-CLI::App* serve_app = nullptr;
+using config::gib;
+using config::kib;
+using config::mib;
+using config::tib;
+using config::unit;
 
-bool flag_given(const char* name) {
-    return serve_app != nullptr && serve_app->count(name) > 0;
+std::string check_listen(const std::string& listen) {
+    return parse_listen(listen) ? "" : "must be HOST:PORT with a port from 0 to 65535";
 }
 
-// A year: longer only keeps abandoned uploads around.
-constexpr std::uint64_t max_staged_part_grace_seconds = 366 * 24 * 60 * 60;
+// The flag's placeholder in `--help`.
+std::string type_name(const config::setting& s) {
+    if (!s.choices.empty()) return "{" + fmt::format("{}", fmt::join(s.choices, ",")) + "}";
+    if (std::holds_alternative<std::string>(s.fallback)) return "TEXT";
+    switch (s.shown_as) {
+        case unit::bytes:
+            return "BYTES";
+        case unit::seconds:
+            return "SECONDS";
+        case unit::count:
+            break;
+    }
+    return "N";
+}
+
+std::optional<std::string> from_environment(const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    // An empty variable counts as unset, as shells make unsetting awkward.
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+}
 
 }  // namespace
 
-void add_serve_flags(CLI::App& app, serve_options& opts) {
-    serve_app = &app;
-    app.add_option("--listen", opts.listen, "Address to listen on, HOST:PORT")
-        ->capture_default_str();
-    app.add_option("--data-dir", opts.data_dir, "Directory for the node's data")
-        ->capture_default_str();
-    app.add_option("--config", opts.config_file, "TOML file with these settings")
-        ->check(CLI::ExistingFile);
-    app.add_flag("--memory", opts.memory, "Keep everything in memory: nothing survives exit");
-    app.add_option("--threads", opts.threads, "I/O threads")
-        ->check(CLI::Range(1u, 256u))
-        ->capture_default_str();
-    app.add_option("--groups", opts.groups, "Stream groups (streams hash to groups)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
-        ->capture_default_str();
-    app.add_option("--hot-bytes", opts.hot_bytes,
-                   "Stream bytes kept in memory across all streams before older bytes move to "
-                   "chunk files (durable mode)")
-        ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 40))
-        ->capture_default_str();
-    app.add_option("--chunk-cache-bytes", opts.chunk_cache_bytes,
-                   "Memory for recently read chunks")
-        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 40))
-        ->capture_default_str();
-    app.add_option("--checkpoint-bytes", opts.checkpoint_bytes,
-                   "Log bytes a group writes between checkpoints (bounds replay at restart)")
-        ->check(CLI::Range(std::uint64_t{1} << 16, std::uint64_t{1} << 40))
-        ->capture_default_str();
-    app.add_option("--wal-segment-bytes", opts.wal_segment_bytes,
-                   "Size at which the write-ahead log starts a new segment file")
-        ->check(CLI::Range(std::uint64_t{1} << 16, std::uint64_t{1} << 32))
-        ->capture_default_str();
-    app.add_option(
-           "--staged-part-grace-seconds", opts.staged_part_grace_seconds,
-           "Age at which a staged snapshot part that no commit used is removed (durable mode)")
-        ->check(CLI::Range(std::uint64_t{1}, max_staged_part_grace_seconds))
-        ->capture_default_str();
-    app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error")
-        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
-        ->capture_default_str();
-    app.add_flag("--access-log", opts.access_log,
-                 "Log one line per request (method, target, status, bytes, duration, remote)");
-    app.add_option("--shutdown-timeout-seconds", opts.shutdown_timeout_seconds,
-                   "On SIGTERM or SIGINT, how long requests in flight may take to finish before "
-                   "they are cut")
-        ->check(CLI::Range(0u, 3600u))
-        ->capture_default_str();
+std::vector<config::setting> serve_settings(serve_options& o) {
+    std::vector<config::setting> table;
+    table.push_back(
+        config::text("listen", o.listen, "127.0.0.1:4437", "Address to listen on, HOST:PORT")
+            .checked_by(check_listen));
+    table.push_back(config::text("data_dir", o.data_dir, "./data",
+                                 "Directory for the node's data (docs/disk-format.md)"));
+    table.push_back(config::boolean("memory", o.memory, false,
+                                    "Keep everything in memory: nothing survives exit"));
+    table.push_back(config::integer("threads", o.threads, 2, 1, 256, unit::count, "I/O threads")
+                        .preset("small", std::uint64_t{1})
+                        .preset("large", std::uint64_t{8}));
+    table.push_back(config::integer("groups", o.groups, 16, 1, 4096, unit::count,
+                                    "Stream groups (streams hash to groups); a data dir keeps the "
+                                    "count of its first start and refuses to start with another")
+                        .preset("small", std::uint64_t{4})
+                        .preset("large", std::uint64_t{64}));
+    table.push_back(config::choice("log_level", o.log_level, "info",
+                                   {"trace", "debug", "info", "warn", "error"}, "Log level"));
+    table.push_back(config::integer("hot_bytes", o.hot_bytes, mib(256), mib(1), tib(1), unit::bytes,
+                                    "Stream bytes kept in memory across all streams before older "
+                                    "bytes move to chunk files (durable mode)")
+                        .preset("small", mib(32))
+                        .preset("large", gib(4)));
+    table.push_back(config::integer("chunk_cache_bytes", o.chunk_cache_bytes, mib(64), 0, tib(1),
+                                    unit::bytes, "Memory for recently read chunks")
+                        .preset("small", mib(8))
+                        .preset("large", gib(1)));
+    table.push_back(config::integer("checkpoint_bytes", o.checkpoint_bytes, mib(64), kib(64),
+                                    tib(1), unit::bytes,
+                                    "Log bytes a group writes between checkpoints (bounds replay "
+                                    "at restart)")
+                        .preset("small", mib(8))
+                        .preset("large", mib(256)));
+    table.push_back(config::integer("wal_segment_bytes", o.wal_segment_bytes, mib(32), kib(64),
+                                    gib(4), unit::bytes,
+                                    "Size at which the write-ahead log starts a new segment file")
+                        .preset("small", mib(8))
+                        .preset("large", mib(128)));
+    table.push_back(
+        config::boolean("access_log", o.access_log, false, "Write one line per request"));
+    table.push_back(config::integer(
+        "shutdown_timeout_seconds", o.shutdown_timeout_seconds, 10, 1, 3600, unit::seconds,
+        "How long a stop (SIGINT, SIGTERM) waits for requests in flight"));
+    table.push_back(config::integer("staged_part_grace_seconds", o.staged_part_grace_seconds, 86400,
+                                    1, 30 * 86400, unit::seconds,
+                                    "Age after which unused staged snapshot parts are swept"));
+    return table;
 }
 
-void apply_config_file(serve_options& opts) {
-    if (opts.config_file.empty()) return;
-    toml::table table;
-    try {
-        table = toml::parse_file(opts.config_file);
-    } catch (const toml::parse_error& e) {
-        throw std::runtime_error("config " + opts.config_file + ": " + std::string(e.description()));
+const std::vector<config::preset>& serve_presets() {
+    static const std::vector<config::preset> presets{
+        {"small", "a laptop, CI or a container with about 512 MiB of memory and 1 core"},
+        {"standard", "the defaults: a server with 2 cores and a few GiB of memory"},
+        {"large", "a dedicated machine with 8 or more cores and 16 GiB or more of memory"},
+    };
+    return presets;
+}
+
+serve_flags::serve_flags(CLI::App& app) : _app(app) {
+    serve_options scratch;
+    for (const auto& s : serve_settings(scratch)) {
+        const std::string help =
+            fmt::format("{} (default {}; {}; env {})", s.help, config::describe(s, s.fallback),
+                        config::describe_bounds(s), config::env_name(s));
+        if (std::holds_alternative<bool>(s.fallback)) {
+            app.add_flag(config::flag_name(s), _switches[s.key], help);
+        } else {
+            app.add_option(config::flag_name(s), _texts[s.key], help)->type_name(type_name(s));
+        }
     }
-    const auto read_string = [&](const char* key, const char* flag, std::string& out) {
-        if (auto v = table[key]; v && !flag_given(flag)) {
-            auto s = v.value<std::string>();
-            if (!s) throw std::runtime_error(std::string("config setting '") + key + "' must be a string");
-            out = *s;
-        }
-    };
-    const auto read_bool = [&](const char* key, const char* flag, bool& out) {
-        if (auto v = table[key]; v && !flag_given(flag)) {
-            auto b = v.value<bool>();
-            if (!b)
-                throw std::runtime_error(std::string("config setting '") + key +
-                                         "' must be true or false");
-            out = *b;
-        }
-    };
-    const auto read_number = [&](const char* key, const char* flag, auto& out, std::int64_t lo,
-                                 std::int64_t hi) {
-        if (auto v = table[key]; v && !flag_given(flag)) {
-            auto n = v.value<std::int64_t>();
-            if (!n || *n < lo || *n > hi) {
-                throw std::runtime_error(std::string("config setting '") + key +
-                                         "' must be an integer from " + std::to_string(lo) +
-                                         " to " + std::to_string(hi));
-            }
-            out = static_cast<std::remove_reference_t<decltype(out)>>(*n);
-        }
-    };
-    read_string("listen", "--listen", opts.listen);
-    read_string("data_dir", "--data-dir", opts.data_dir);
-    read_string("log_level", "--log-level", opts.log_level);
-    read_number("threads", "--threads", opts.threads, 1, 256);
-    read_number("groups", "--groups", opts.groups, 1, 4096);
-    read_number("hot_bytes", "--hot-bytes", opts.hot_bytes, std::int64_t{1} << 20, std::int64_t{1} << 40);
-    read_number("checkpoint_bytes", "--checkpoint-bytes", opts.checkpoint_bytes, std::int64_t{1} << 16,
-                std::int64_t{1} << 40);
-    read_number("wal_segment_bytes", "--wal-segment-bytes", opts.wal_segment_bytes,
-                std::int64_t{1} << 16, std::int64_t{1} << 32);
-    read_number("chunk_cache_bytes", "--chunk-cache-bytes", opts.chunk_cache_bytes, 0,
-                std::int64_t{1} << 40);
-    read_number("shutdown_timeout_seconds", "--shutdown-timeout-seconds",
-                opts.shutdown_timeout_seconds, 0, 3600);
-    read_number("staged_part_grace_seconds", "--staged-part-grace-seconds",
-                opts.staged_part_grace_seconds, 1,
-                static_cast<std::int64_t>(max_staged_part_grace_seconds));
-    read_bool("memory", "--memory", opts.memory);
-    read_bool("access_log", "--access-log", opts.access_log);
+    std::vector<std::string> names;
+    for (const auto& p : serve_presets()) names.push_back(p.name);
+    app.add_option(config::flag_name(config::preset_key), _texts[config::preset_key],
+                   fmt::format("Values for a machine size: {}; any other source of a setting wins "
+                               "(env {})",
+                               fmt::join(names, ", "), config::env_name(config::preset_key)))
+        ->type_name("NAME");
+    app.add_option("--config", _config_file, "TOML file with these settings (env DSTREAM_CONFIG)")
+        ->envname("DSTREAM_CONFIG")
+        ->type_name("FILE");
+}
+
+config::inputs serve_flags::inputs() const {
+    config::inputs in;
+    for (const auto& [key, text] : _texts) {
+        if (_app.count(config::flag_name(key)) > 0) in.flags[key] = text;
+    }
+    for (const auto& [key, on] : _switches) {
+        if (_app.count(config::flag_name(key)) > 0) in.flags[key] = on ? "true" : "false";
+    }
+    in.config_file = _config_file;
+    in.env = from_environment;
+    return in;
+}
+
+config::effective load_serve_options(serve_options& opts, const config::inputs& in) {
+    config::effective e = config::resolve(serve_settings(opts), serve_presets(), in);
+    config::store(e);
+    opts.config_file = in.config_file;
+    return e;
+}
+
+std::optional<listen_address> parse_listen(std::string_view listen) {
+    const auto colon = listen.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+    std::string_view host = listen.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+    const std::string_view digits = listen.substr(colon + 1);
+    std::uint16_t port = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+        return std::nullopt;
+    return listen_address{std::string(host), port};
 }
 
 std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
-    const auto colon = listen.rfind(':');
-    if (colon == std::string::npos || colon == 0) {
-        throw std::runtime_error("--listen must be HOST:PORT, got '" + listen + "'");
-    }
-    std::string host = listen.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    unsigned long port = 0;
-    try {
-        std::size_t used = 0;
-        port = std::stoul(listen.substr(colon + 1), &used);
-        if (used != listen.size() - colon - 1) throw std::invalid_argument("junk");
-    } catch (const std::exception&) {
-        throw std::runtime_error("--listen port must be a number, got '" + listen + "'");
-    }
-    if (port > 65535) throw std::runtime_error("--listen port must be at most 65535");
-    return {host, static_cast<std::uint16_t>(port)};
+    auto address = parse_listen(listen);
+    if (!address) throw std::runtime_error("--listen must be HOST:PORT, got '" + listen + "'");
+    return {std::move(address->host), address->port};
 }
 
 }  // namespace dstream::cli

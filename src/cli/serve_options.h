@@ -1,35 +1,74 @@
 #pragma once
-// The settings of `dstream serve`: flags, and the same keys in a TOML file.
-#include <CLI/CLI.hpp>
+// The settings of `dstream serve`. serve_settings() is their one table: it
+// drives the flags, the TOML keys, the DSTREAM_* environment variables, the
+// checks at start, `dstream config print` and `dstream config docs`.
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "config/resolve.h"
+#include "config/setting.h"
 
 namespace dstream::cli {
 
+// The values come from serve_settings(); see docs/configuration.md.
 struct serve_options {
-    std::string listen = "127.0.0.1:4437";
-    std::string data_dir = "./data";
-    std::string config_file;
+    std::string listen;
+    std::string data_dir;
+    std::string config_file;  // the TOML file they were read from, if any
     bool memory = false;
-    unsigned threads = 2;
-    std::size_t groups = 16;
-    std::string log_level = "info";
-    std::uint64_t hot_bytes = 256u << 20;
-    std::uint64_t chunk_cache_bytes = 64u << 20;
-    std::uint64_t checkpoint_bytes = 64u << 20;
-    std::uint64_t wal_segment_bytes = 32u << 20;
+    unsigned threads = 0;
+    std::size_t groups = 0;
+    std::string log_level;
+    std::uint64_t hot_bytes = 0;
+    std::uint64_t chunk_cache_bytes = 0;
+    std::uint64_t checkpoint_bytes = 0;
+    std::uint64_t wal_segment_bytes = 0;
     bool access_log = false;
-    unsigned shutdown_timeout_seconds = 10;
-    std::uint64_t staged_part_grace_seconds = 24 * 60 * 60;
+    std::uint64_t shutdown_timeout_seconds = 0;
+    std::uint64_t staged_part_grace_seconds = 0;
 };
 
-void add_serve_flags(CLI::App& app, serve_options& opts);
+// The table, each row bound to its field of `opts`.
+std::vector<config::setting> serve_settings(serve_options& opts);
+const std::vector<config::preset>& serve_presets();
 
-// Fills settings from --config; a flag given on the command line wins. Throws
-// std::runtime_error naming the setting on an invalid value.
-void apply_config_file(serve_options& opts);
+// The flags of every setting plus --config and --preset, on a command that
+// takes them (`serve`, `config print`).
+class serve_flags {
+public:
+    explicit serve_flags(CLI::App& app);
+    serve_flags(const serve_flags&) = delete;
+    serve_flags& operator=(const serve_flags&) = delete;
 
-// "HOST:PORT" -> (host, port). Throws on malformed input.
+    // After parsing: what the command line and the environment say.
+    config::inputs inputs() const;
+
+private:
+    CLI::App& _app;
+    std::map<std::string, std::string> _texts;  // key -> the flag's text, bound by CLI11
+    std::map<std::string, bool> _switches;      // key -> a boolean flag's value
+    std::string _config_file;
+};
+
+// Resolves every setting and stores it in `opts`. Throws config::invalid_setting.
+config::effective load_serve_options(serve_options& opts, const config::inputs& in);
+
+struct listen_address {
+    std::string host;
+    std::uint16_t port = 0;
+};
+
+// "HOST:PORT" (or "[V6]:PORT"), or nothing when malformed.
+std::optional<listen_address> parse_listen(std::string_view listen);
+
+// "HOST:PORT" -> (host, port); load_serve_options() has checked the form.
 std::pair<std::string, std::uint16_t> split_listen(const std::string& listen);
 
 }  // namespace dstream::cli

@@ -1,5 +1,7 @@
 #include "protocol/sse.h"
 
+#include <cstring>
+
 #include "protocol/offset.h"
 
 namespace dstream::protocol {
@@ -31,9 +33,21 @@ std::string render_control_event(const control_event& c) {
     return json;
 }
 
+namespace {
+
+constexpr char base64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// A character's 6-bit value, or -1.
+int base64_value(char c) {
+    const char* at = std::strchr(base64_alphabet, c);
+    return c != '\0' && at != nullptr ? static_cast<int>(at - base64_alphabet) : -1;
+}
+
+}  // namespace
+
 void append_base64(std::string& out, std::string_view bytes) {
-    static constexpr char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    constexpr const char* alphabet = base64_alphabet;
     out.reserve(out.size() + (bytes.size() + 2) / 3 * 4);
     std::size_t i = 0;
     for (; i + 3 <= bytes.size(); i += 3) {
@@ -54,6 +68,27 @@ void append_base64(std::string& out, std::string_view bytes) {
         out.push_back(rest == 2 ? alphabet[n >> 6 & 63] : '=');
         out.push_back('=');
     }
+}
+
+std::optional<std::string> decode_base64(std::string_view text) {
+    if (text.size() % 4 != 0) return std::nullopt;
+    std::string out;
+    out.reserve(text.size() / 4 * 3);
+    for (std::size_t i = 0; i < text.size(); i += 4) {
+        const bool last = i + 4 == text.size();
+        // Padding only at the very end: "xx==" or "xxx=".
+        const int pad = last && text[i + 3] == '=' ? (text[i + 2] == '=' ? 2 : 1) : 0;
+        std::uint32_t n = 0;
+        for (int k = 0; k < 4; ++k) {
+            const int v = k >= 4 - pad ? 0 : base64_value(text[i + static_cast<std::size_t>(k)]);
+            if (v < 0) return std::nullopt;
+            n = n << 6 | static_cast<std::uint32_t>(v);
+        }
+        out.push_back(static_cast<char>(n >> 16 & 0xff));
+        if (pad < 2) out.push_back(static_cast<char>(n >> 8 & 0xff));
+        if (pad < 1) out.push_back(static_cast<char>(n & 0xff));
+    }
+    return out;
 }
 
 }  // namespace dstream::protocol

@@ -24,4 +24,8 @@ std::string render_control_event(const control_event& c);
 // Standard base64 (RFC 4648) with padding.
 void append_base64(std::string& out, std::string_view bytes);
 
+// The bytes of standard padded base64, or nothing when `text` is not that
+// (a binary stream's SSE data events, extensions 9.5).
+std::optional<std::string> decode_base64(std::string_view text);
+
 }  // namespace dstream::protocol

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs client.test.mjs (the official TypeScript client against the binary in
+# DSTREAM_BIN), installing the pinned node modules first when they are missing
+# or older than package-lock.json.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json ]]; then
+    echo "client: installing node modules (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+fi
+exec node --test --test-reporter=spec client.test.mjs
