@@ -15,15 +15,11 @@
 #include "edge/headers.h"
 #include "protocol/content_type.h"
 #include "protocol/digest.h"
-#include "protocol/digest.h"
 
 namespace dstream::cli::client {
 namespace {
 
 namespace hdr = edge::hdr;
-
-// The id of a staged part (extensions 2.2, "Upload in Parts").
-constexpr char stream_snapshot_part[] = "Stream-Snapshot-Part";
 
 // One request's worth: the server's Ursula-Max-Request-Bytes.
 constexpr std::uint64_t default_part_bytes = config::mib(32);
@@ -61,7 +57,7 @@ int publish_in_parts(session& s, const publish_options& o, std::string_view body
             meter.update(at + sent);
         };
         response res = s.perform(part);
-        const auto id = res.header(stream_snapshot_part);
+        const auto id = res.header(hdr::stream_snapshot_part);
         if (!res.ok() || !id) {
             if (res.ok()) res.failure = "the answer to a part has no Stream-Snapshot-Part";
             if (!ids.empty()) discard_parts(s, o, ids.size());
