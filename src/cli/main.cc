@@ -70,6 +70,8 @@ int run_serve(const cli::serve_options& opts) {
 
     edge::edge_options edge_opts;
     edge_opts.access_log = opts.access_log;
+    edge_opts.limits = edge::admission_limits{opts.ingress_body_bytes, opts.max_live_reads,
+                                              opts.max_live_reads_per_stream};
     boost::asio::io_context io(static_cast<int>(opts.threads));
     // Blocking object-store I/O runs here, never on the edge or a group.
     boost::asio::thread_pool io_pool(2);

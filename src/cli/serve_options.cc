@@ -91,6 +91,23 @@ std::vector<config::setting> serve_settings(serve_options& o) {
     table.push_back(config::integer("staged_part_grace_seconds", o.staged_part_grace_seconds, 86400,
                                     1, 30 * 86400, unit::seconds,
                                     "Age after which unused staged snapshot parts are swept"));
+    table.push_back(config::integer("ingress_body_bytes", o.ingress_body_bytes, mib(256), mib(32),
+                                    tib(1), unit::bytes,
+                                    "Request bodies the node holds at once (being read or handled; "
+                                    "one without Content-Length counts as 32 MiB); past it a "
+                                    "request is answered 503 INGRESS_BODY_BYTES_LIMIT_REACHED "
+                                    "before its body is read")
+                        .preset("small", mib(64))
+                        .preset("large", gib(2)));
+    table.push_back(config::integer("max_live_reads", o.max_live_reads, 20000, 1, 10'000'000,
+                                    unit::count,
+                                    "Waiting long-polls and open SSE streams on the node; past it "
+                                    "a live read is answered 503 LIVE_READ_BACKPRESSURE")
+                        .preset("small", std::uint64_t{2000})
+                        .preset("large", std::uint64_t{200000}));
+    table.push_back(config::integer("max_live_reads_per_stream", o.max_live_reads_per_stream, 10000,
+                                    1, 10'000'000, unit::count,
+                                    "The same bound for the live readers of one stream"));
     return table;
 }
 

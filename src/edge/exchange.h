@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
+#include "edge/admission.h"
 #include "edge/connection_stream.h"
 #include <boost/beast/http.hpp>
 
@@ -33,6 +34,9 @@ struct edge_options {
     std::chrono::seconds body_timeout{30};
     // One info line per request on the "access" logger (off by default).
     bool access_log = false;
+    admission_limits limits;
+    // The node's admission control, owned by the server (never null there).
+    admission* gate = nullptr;
 };
 
 // What the connection learns of one request's answer: for the metrics, the

@@ -58,8 +58,10 @@ server::server(asio::io_context& io, service::stream_service& service, edge_opti
     : _io(io),
       _service(service),
       _options(std::move(options)),
+      _gate(_options.limits),
       _acceptor(asio::make_strand(io)),
       _metrics(http_metrics::get()) {
+    _options.gate = &_gate;
     if (_options.access_log) {
         // A logger of its own, so that --log-level does not silence it; it
         // writes where the node's log goes.
@@ -246,6 +248,17 @@ asio::awaitable<bool> server::answer(connection& conn,
         co_await http::async_read(stream, conn.buffer, parser,
                                   asio::redirect_error(asio::use_awaitable, ec));
         co_return !ec && parser.get().keep_alive();
+    }
+    // The body's memory is held until the answer is sent: a body without
+    // Content-Length counts as the largest one allowed.
+    const std::uint64_t body_bytes =
+        parser.chunked() ? _options.max_request_bytes : declared.value_or(0);
+    const std::optional<admission::ticket> body_share = _gate.admit_body(body_bytes);
+    if (!body_share) {
+        co_await send_early_error(stream, _options, summary,
+                                  protocol::error_code::ingress_body_bytes_limit_reached,
+                                  "the server holds too many request bodies; retry later");
+        co_return false;
     }
     if (beast::iequals(head[http::field::expect], "100-continue")) {
         http::response<http::empty_body> cont{http::status::continue_, head.version()};

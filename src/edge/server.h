@@ -64,6 +64,7 @@ private:
     boost::asio::io_context& _io;
     service::stream_service& _service;
     edge_options _options;
+    admission _gate;
     boost::asio::ip::tcp::acceptor _acceptor;
     http_metrics& _metrics;
     std::shared_ptr<spdlog::logger> _access_log;  // null when the access log is off
