@@ -168,4 +168,13 @@ std::string status_counts_json(const std::map<int, std::uint64_t>& counts) {
     return j.str();
 }
 
+std::string string_array_json(const std::vector<std::string>& items) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        out += json_escape(items[i]);
+    }
+    return out + "]";
+}
+
 }  // namespace dstream::bench

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "histogram.h"
 #include "runner.h"
@@ -58,5 +59,8 @@ std::string add_cpu_and_server(json_object& j, const window_result& w, std::uint
 
 // {"204":123,...}
 std::string status_counts_json(const std::map<int, std::uint64_t>& counts);
+
+// ["a","b",...]
+std::string string_array_json(const std::vector<std::string>& items);
 
 }  // namespace dstream::bench
