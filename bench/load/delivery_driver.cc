@@ -1,5 +1,7 @@
 #include "delivery_driver.h"
 
+#include <cstdio>
+
 #include <boost/asio/post.hpp>
 
 namespace dstream::bench {
@@ -10,12 +12,14 @@ namespace {
 constexpr double kScheduleSlackSeconds = 1;
 }  // namespace
 
-delivery_driver::delivery_driver(worker_pool& pool, const target& t,
-                                 const std::vector<std::string>& paths, const common_options& o,
-                                 const stamped_write_options& w, std::size_t readers)
+delivery_driver::delivery_driver(worker_pool& pool, const run_streams& streams,
+                                 const common_options& o, const stamped_write_options& w,
+                                 std::size_t readers)
     : pool_(pool),
+      streams_(streams),
       opt_(o),
-      writer_(pool.ioc(0), t, paths, o.content_type, w, phase_,
+      write_opt_(w),
+      writer_(pool.ioc(0), streams.where, streams.paths, o.content_type, w, phase_,
               o.warmup_s + o.duration_s + kScheduleSlackSeconds),
       readers_(readers),
       done_(readers, 0) {
@@ -59,9 +63,26 @@ delivery_summary delivery_driver::summary() const {
 }
 
 std::string delivery_driver::report(json_object& j, const window_result& w) const {
+    j.add("url", opt_.url)
+        .add("surface", opt_.surface_name)
+        .add("rate", write_opt_.rate, 2)
+        .add("body_bytes", static_cast<std::uint64_t>(write_opt_.body_bytes))
+        .add("writers", write_opt_.writers)
+        .add("threads", opt_.threads)
+        .add("content_type", opt_.content_type)
+        .add("run_id", streams_.run_id)
+        .add("setup_s", streams_.setup_s, 3)
+        .add("ready_s", ready_s_, 3)
+        .add("warmup_s", opt_.warmup_s, 3)
+        .add("window_s", w.seconds, 3);
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "  window          %.2f s after %.2f s warm-up (set-up %.2f s, readers ready in "
+                  "%.2f s)\n",
+                  w.seconds, opt_.warmup_s, streams_.setup_s, ready_s_);
     const delivery_summary d = summary();
-    std::string text = add_delivery_report(j, d, writer_.result(), w.seconds);
-    j.add("ready_s", ready_s_, 3).add("ended_early", w.ended_early).add("drained", w.drained);
+    std::string text = buf + add_delivery_report(j, d, writer_.result(), w.seconds);
+    j.add("ended_early", w.ended_early).add("drained", w.drained);
     text += add_cpu_and_server(j, w, d.counters.in_window, "delivery");
     if (!w.drained) {
         text += "  WARNING: readers still lacked messages " + std::to_string(kDrainSeconds) +

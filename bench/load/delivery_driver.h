@@ -28,8 +28,8 @@ class delivery_driver {
 public:
     static constexpr int kDrainSeconds = 5;
 
-    delivery_driver(worker_pool& pool, const target& t, const std::vector<std::string>& paths,
-                    const common_options& o, const stamped_write_options& w, std::size_t readers);
+    delivery_driver(worker_pool& pool, const run_streams& streams, const common_options& o,
+                    const stamped_write_options& w, std::size_t readers);
     virtual ~delivery_driver() = default;
     delivery_driver(const delivery_driver&) = delete;
     delivery_driver& operator=(const delivery_driver&) = delete;
@@ -38,8 +38,9 @@ public:
     // `ready_limit` (error says how many were).
     bool run(std::chrono::seconds ready_limit, window_result& w, std::string& error);
 
-    // After run(): the delivery report (add_delivery_report), ready_s,
-    // ended_early, drained and the CPU and server fields; returns the text.
+    // After run(): the run's parameters (url, surface, rate, ...), the
+    // delivery report (add_delivery_report), ready_s, ended_early, drained
+    // and the CPU and server fields; returns the text from the window line on.
     std::string report(json_object& j, const window_result& w) const;
     // After run(): 0 when messages were delivered and no reader gave up.
     int exit_code() const;
@@ -65,7 +66,9 @@ protected:
     void give_up(std::size_t k);
 
     worker_pool& pool_;
+    const run_streams& streams_;
     const common_options& opt_;
+    const stamped_write_options& write_opt_;
     run_phase phase_;
     paced_writer writer_;
 

@@ -114,4 +114,22 @@ bool create_streams(worker_pool& pool, const target& t, const std::vector<std::s
     return run_chains(pool, t, paths.size(), connections, chain, std::chrono::seconds(120), error);
 }
 
+int create_run_streams(const common_options& o, worker_pool& pool, std::size_t count,
+                       unsigned connections, run_streams& out) {
+    if (!resolve_target(o, out.where)) return 2;
+    out.run_id = random_run_id();
+    out.paths.clear();
+    for (std::size_t i = 0; i < count; ++i) {
+        out.paths.push_back(stream_path(out.where, o.where(), out.run_id, i));
+    }
+    std::string error;
+    const auto start = bench_clock::now();
+    if (!create_streams(pool, out.where, out.paths, connections, o.content_type, error)) {
+        std::cerr << "dstream-bench: setup failed: " << error << "\n";
+        return 1;
+    }
+    out.setup_s = std::chrono::duration<double>(bench_clock::now() - start).count();
+    return 0;
+}
+
 }  // namespace dstream::bench

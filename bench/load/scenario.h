@@ -53,6 +53,20 @@ bool is_json_type(std::string_view content_type);
 // for application/json, printable filler otherwise).
 std::string make_body(std::size_t bytes, const std::string& content_type);
 
+// The streams of one run.
+struct run_streams {
+    target where;
+    std::string run_id;
+    std::vector<std::string> paths;
+    double setup_s = 0;  // creating them
+};
+
+// Resolves --url, names `count` streams for a fresh run id and creates them
+// over up to `connections` connections. Returns 0, or (having said why on
+// stderr) the exit code.
+int create_run_streams(const common_options& o, worker_pool& pool, std::size_t count,
+                       unsigned connections, run_streams& out);
+
 // PUTs every path (Content-Type: content_type) over `connections` keep-alive
 // connections spread on the pool, path i by connection i % connections.
 // True when every answer was 2xx; otherwise error describes the first failures.

@@ -202,27 +202,17 @@ private:
 };
 
 int run_append(const append_options& o) {
-    target t;
-    if (!resolve_target(o, t)) return 2;
     if (o.streams == 0 || o.connections == 0) {
         std::cerr << "dstream-bench: --streams and --connections must be positive\n";
         return 2;
     }
-    const std::string run_id = random_run_id();
-    std::vector<std::string> paths;
-    paths.reserve(o.streams);
-    for (unsigned i = 0; i < o.streams; ++i) paths.push_back(stream_path(t, o.where(), run_id, i));
-
     worker_pool pool(o.threads);
-    std::string error;
-    const auto setup_start = bench_clock::now();
-    if (!create_streams(pool, t, paths, o.connections, o.content_type, error)) {
-        std::cerr << "dstream-bench: setup failed: " << error << "\n";
-        return 1;
-    }
-    const double setup_s = std::chrono::duration<double>(bench_clock::now() - setup_start).count();
+    run_streams rs;
+    if (const int rc = create_run_streams(o, pool, o.streams, o.connections, rs); rc != 0) return rc;
+    const std::string& run_id = rs.run_id;
+    const double setup_s = rs.setup_s;
 
-    append_driver driver(o, t, pool, run_id, paths);
+    append_driver driver(o, rs.where, pool, run_id, rs.paths);
     driver.start(pool);
     const window_result w =
         run_measured(pool, driver.phase(), o.window(), [&](unsigned i) { driver.abort(pool, i); });

@@ -44,12 +44,14 @@ struct subscriber {
 
 class fanout_driver final : public delivery_driver, private sse_handler {
 public:
-    fanout_driver(worker_pool& pool, const target& t, const std::vector<std::string>& paths,
-                  const fanout_options& o)
-        : delivery_driver(pool, t, paths, o, o.write, o.subscribers), path_(paths.front()), target_(t) {
+    fanout_driver(worker_pool& pool, const run_streams& rs, const fanout_options& o)
+        : delivery_driver(pool, rs, o, o.write, o.subscribers),
+          path_(rs.paths.front()),
+          target_(rs.where) {
         for (std::size_t k = 0; k < o.subscribers; ++k) {
             sse_handler& handler = *this;
-            auto s = std::make_unique<subscriber>(pool.ioc(k), t, handler, writer_, counters_for(k));
+            auto s = std::make_unique<subscriber>(pool.ioc(k), target_, handler, writer_,
+                                                  counters_for(k));
             s->conn.tag = k;
             subs_.push_back(std::move(s));
         }
@@ -143,23 +145,17 @@ bool is_sse_text(std::string_view content_type) {
 }
 
 int run_fanout(const fanout_options& o) {
-    target t;
-    if (!resolve_target(o, t)) return 2;
     if (!is_sse_text(o.content_type)) {
         std::cerr << "dstream-bench: fanout needs a text/* or application/json stream (SSE sends "
                      "other types in base64)\n";
         return 2;
     }
-    const std::string run_id = random_run_id();
-    const std::vector<std::string> paths{stream_path(t, o.where(), run_id, 0)};
     worker_pool pool(o.threads);
-    std::string error;
-    if (!create_streams(pool, t, paths, 1, o.content_type, error)) {
-        std::cerr << "dstream-bench: setup failed: " << error << "\n";
-        return 1;
-    }
-    fanout_driver driver(pool, t, paths, o);
+    run_streams rs;
+    if (const int rc = create_run_streams(o, pool, 1, 1, rs); rc != 0) return rc;
+    fanout_driver driver(pool, rs, o);
     window_result w;
+    std::string error;
     if (!driver.run(std::chrono::seconds(60), w, error)) {
         std::cerr << "dstream-bench: fanout: " << error << "\n";
         return 1;
@@ -167,28 +163,15 @@ int run_fanout(const fanout_options& o) {
 
     json_object j;
     j.add("scenario", "fanout")
-        .add("url", o.url)
-        .add("surface", o.surface_name)
         .add("subscribers", o.subscribers)
-        .add("rate", o.write.rate, 1)
-        .add("body_bytes", static_cast<std::uint64_t>(o.write.body_bytes))
-        .add("writers", o.write.writers)
-        .add("threads", o.threads)
-        .add("content_type", o.content_type)
-        .add("run_id", run_id)
-        .add("warmup_s", o.warmup_s, 3)
-        .add("window_s", w.seconds, 3)
         .add("connections_opened", driver.connections_opened());
     const std::string report = driver.report(j, w);
-
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "fanout: %u SSE subscribers on one %s stream (%s surface), %.1f messages/s of "
-                  "%zu bytes, %u writer connection%s\n"
-                  "  window          %.2f s after %.2f s warm-up (subscribers ready in %.2f s)\n",
+                  "%zu bytes\n",
                   o.subscribers, o.content_type.c_str(), o.surface_name.c_str(), o.write.rate,
-                  o.write.body_bytes, o.write.writers, o.write.writers == 1 ? "" : "s", w.seconds,
-                  o.warmup_s, driver.ready_seconds());
+                  o.write.body_bytes);
     std::cout << j.str() << std::endl;
     std::cerr << buf << report << std::flush;
     return driver.exit_code();
