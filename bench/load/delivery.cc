@@ -5,27 +5,15 @@
 
 namespace dstream::bench {
 
-namespace {
-constexpr std::size_t kMaxSamples = 5;
-}  // namespace
-
-void reader_counters::note_error(std::string message) {
-    ++read_errors;
-    if (samples.size() < kMaxSamples) samples.push_back(std::move(message));
-}
-
 void reader_counters::merge(const reader_counters& o) {
     latency.merge(o.latency);
     deliveries += o.deliveries;
     in_window += o.in_window;
     duplicates += o.duplicates;
     malformed += o.malformed;
-    read_errors += o.read_errors;
     reconnects += o.reconnects;
     gave_up += o.gave_up;
-    for (const auto& m : o.samples) {
-        if (samples.size() < kMaxSamples) samples.push_back(m);
-    }
+    read_errors.merge(o.read_errors);
 }
 
 void delivery_summary::add_reader(const delivery_log& log) {
@@ -57,11 +45,11 @@ std::string add_delivery_report(json_object& j, const delivery_summary& d,
         .add("max_missed_per_reader", d.max_missed)
         .add("duplicates", c.duplicates)
         .add("malformed", c.malformed)
-        .add("read_errors", c.read_errors)
+        .add("read_errors", c.read_errors.count)
         .add("reconnects", c.reconnects)
         .add("readers_gave_up", c.gave_up);
     std::vector<std::string> samples = w.samples;
-    samples.insert(samples.end(), c.samples.begin(), c.samples.end());
+    samples.insert(samples.end(), c.read_errors.samples.begin(), c.read_errors.samples.end());
     if (!samples.empty()) j.add_raw("error_samples", string_array_json(samples));
 
     char buf[512];
@@ -94,7 +82,7 @@ std::string add_delivery_report(json_object& j, const delivery_summary& d,
                   static_cast<unsigned long long>(c.malformed));
     text += buf;
     std::snprintf(buf, sizeof buf, "  reads           %llu errors, %llu reconnects, %llu readers gave up\n",
-                  static_cast<unsigned long long>(c.read_errors),
+                  static_cast<unsigned long long>(c.read_errors.count),
                   static_cast<unsigned long long>(c.reconnects),
                   static_cast<unsigned long long>(c.gave_up));
     text += buf;

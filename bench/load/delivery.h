@@ -24,12 +24,10 @@ struct alignas(64) reader_counters {
     std::uint64_t in_window = 0;   // those stamped in the window
     std::uint64_t duplicates = 0;  // a message a reader had seen already
     std::uint64_t malformed = 0;   // '#' that began no stamp, or a number out of range
-    std::uint64_t read_errors = 0;  // non-2xx answers and transport failures of reads
-    std::uint64_t reconnects = 0;   // reads started again after the server ended one
-    std::uint64_t gave_up = 0;      // readers stopped after repeated failures
-    std::vector<std::string> samples;  // the first failures
+    std::uint64_t reconnects = 0;  // reads started again after the server ended one
+    std::uint64_t gave_up = 0;     // readers stopped after repeated failures
+    error_log read_errors;         // non-2xx answers and transport failures of reads
 
-    void note_error(std::string message);
     void merge(const reader_counters& o);
 };
 

@@ -71,6 +71,11 @@ bool parse_target(std::string_view url, target& out, std::string& error) {
     return true;
 }
 
+std::string describe_failure(const error_code& ec, int status, std::string_view body) {
+    if (ec) return ec.message();
+    return std::to_string(status) + " " + std::string(body);
+}
+
 void start_head(std::string& out, std::string_view method, std::string_view path, const target& t) {
     begin_request_line(out, method, path);
     end_request_line(out, t);

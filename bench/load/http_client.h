@@ -148,6 +148,12 @@ struct response {
     }
 };
 
+// "connection refused", or "404 <start of the body>": for error samples.
+std::string describe_failure(const error_code& ec, int status, std::string_view body);
+inline std::string describe_failure(const response& r) {
+    return describe_failure(r.ec, r.status, r.body);
+}
+
 class http_connection;
 
 class exchange_handler {

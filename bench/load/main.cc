@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
     int exit_code = 0;
     dstream::bench::add_append_scenario(app, exit_code);
     dstream::bench::add_fanout_scenario(app, exit_code);
+    dstream::bench::add_catchup_scenario(app, exit_code);
     dstream::bench::add_longpoll_scenario(app, exit_code);
+    dstream::bench::add_bootstrap_scenario(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

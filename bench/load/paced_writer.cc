@@ -136,7 +136,7 @@ void paced_writer::on_response(http_connection& c, const response& r) {
         ++(r.ec ? totals_.transport_errors : totals_.errors);
         if (totals_.samples.size() < kMaxSamples) {
             totals_.samples.push_back(
-                "append: " + (r.ec ? r.ec.message() : std::to_string(r.status) + " " + std::string(r.body)));
+                "append: " + describe_failure(r));
         }
     }
     if (started_) pump();

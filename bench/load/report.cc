@@ -168,6 +168,18 @@ std::string status_counts_json(const std::map<int, std::uint64_t>& counts) {
     return j.str();
 }
 
+void error_log::note(std::string message) {
+    ++count;
+    if (samples.size() < kKept) samples.push_back(std::move(message));
+}
+
+void error_log::merge(const error_log& o) {
+    count += o.count;
+    for (const auto& m : o.samples) {
+        if (samples.size() < kKept) samples.push_back(m);
+    }
+}
+
 std::string string_array_json(const std::vector<std::string>& items) {
     std::string out = "[";
     for (std::size_t i = 0; i < items.size(); ++i) {

@@ -57,6 +57,16 @@ std::string format_ns(double ns);
 std::string add_cpu_and_server(json_object& j, const window_result& w, std::uint64_t ops,
                                std::string_view op_name);
 
+// Failures counted, the first few kept as text for the report.
+struct error_log {
+    static constexpr std::size_t kKept = 5;
+    std::uint64_t count = 0;
+    std::vector<std::string> samples;
+
+    void note(std::string message);
+    void merge(const error_log& o);
+};
+
 // {"204":123,...}
 std::string status_counts_json(const std::map<int, std::uint64_t>& counts);
 

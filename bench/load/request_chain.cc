@@ -91,8 +91,8 @@ private:
         std::lock_guard lock(mu_);
         if (failures_ > kMaxMessages) return;
         const std::string_view head = c.head();
-        messages_ += "\n  " + std::string(head.substr(0, head.find('\r'))) + ": " +
-                     (r.ec ? r.ec.message() : std::to_string(r.status) + " " + std::string(r.body));
+        messages_ +=
+        "\n  " + std::string(head.substr(0, head.find('\r'))) + ": " + describe_failure(r);
     }
 
     const std::size_t items_;

@@ -89,7 +89,7 @@ private:
         subscriber& s = *subs_[c.tag];
         if (status != 200) return;  // reported when the answer ends
         if (base64) {
-            counters_for(c.tag).note_error(
+            counters_for(c.tag).read_errors.note(
                 "the server sends this stream's SSE data in base64: use a text/* or "
                 "application/json --content-type");
             give_up(c.tag);
@@ -112,7 +112,7 @@ private:
             if (!next.empty()) s.next_offset.assign(next);
             s.failures = 0;
         } else if (kind == sse_event_kind::other) {
-            counters_for(c.tag).note_error("SSE event: " + std::string(text));
+            counters_for(c.tag).read_errors.note("SSE event: " + std::string(text));
         }
         check_complete(c.tag);
     }
@@ -123,9 +123,8 @@ private:
         if (done(k)) return;
         subscriber& s = *subs_[k];
         if (ec || status != 200) {
-            counters_for(k).note_error("subscriber " + std::to_string(k) + ": " +
-                                       (ec ? ec.message()
-                                           : std::to_string(status) + " " + std::string(body)));
+            counters_for(k).read_errors.note("subscriber " + std::to_string(k) + ": " +
+                                             describe_failure(ec, status, body));
             if (++s.failures >= kMaxConsecutiveFailures) {
                 give_up(k);
                 return;

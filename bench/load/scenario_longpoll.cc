@@ -114,11 +114,9 @@ private:
         poller& p = *pollers_[k];
         const std::string& next = (*r.fields)[0];
         if (!r.ok() || next.empty()) {
-            counters_for(k).note_error(
+            counters_for(k).read_errors.note(
                 "reader " + std::to_string(k) + ": " +
-                (r.ec          ? r.ec.message()
-                 : !r.ok()     ? std::to_string(r.status) + " " + std::string(r.body)
-                               : std::string("answer without Stream-Next-Offset")));
+                (r.ok() ? std::string("answer without Stream-Next-Offset") : describe_failure(r)));
             if (++p.failures >= kMaxConsecutiveFailures) {
                 give_up(k);
                 return;
