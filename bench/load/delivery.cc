@@ -35,6 +35,7 @@ std::string add_delivery_report(json_object& j, const delivery_summary& d,
         .add("messages_per_s", static_cast<double>(w.sent_in_window) / secs, 1)
         .add("write_errors", w.errors)
         .add("write_transport_errors", w.transport_errors)
+        .add("writes_unanswered", w.unanswered)
         .add("writer_max_lag_ms", w.max_lag_ms, 2)
         .add("deliveries", c.in_window)
         .add("deliveries_total", c.deliveries)
@@ -56,13 +57,15 @@ std::string add_delivery_report(json_object& j, const delivery_summary& d,
     std::string text;
     std::snprintf(buf, sizeof buf,
                   "  messages        %llu written (%llu in the window, %.1f/s), %llu acknowledged, "
-                  "%llu non-2xx, %llu transport errors, writer lag up to %.2f ms\n",
+                  "%llu non-2xx, %llu transport errors, %llu unanswered at the end, writer lag "
+                  "up to %.2f ms\n",
                   static_cast<unsigned long long>(w.sent),
                   static_cast<unsigned long long>(w.sent_in_window),
                   static_cast<double>(w.sent_in_window) / secs,
                   static_cast<unsigned long long>(w.acked),
                   static_cast<unsigned long long>(w.errors),
-                  static_cast<unsigned long long>(w.transport_errors), w.max_lag_ms);
+                  static_cast<unsigned long long>(w.transport_errors),
+                  static_cast<unsigned long long>(w.unanswered), w.max_lag_ms);
     text += buf;
     std::snprintf(buf, sizeof buf,
                   "  deliveries      %llu of messages written in the window (%.0f/s), %llu in all\n",

@@ -67,6 +67,7 @@ void paced_writer::start() {
 }
 
 void paced_writer::abort() {
+    aborted_ = true;
     timer_.cancel();
     for (auto& c : conns_) c->close();
 }
@@ -89,14 +90,18 @@ void paced_writer::pump() {
         idle_.pop_back();
         send(*c, next_++, now);
     }
-    if (!waiting_) {
-        waiting_ = true;
-        const auto wake = next_ < limit ? std::min(due(next_), now + kMaxIdleWait)
-                                        : now + kMaxIdleWait;
-        timer_.expires_at(wake);
+    // Wake for the next due message when a connection is free to send it;
+    // otherwise an answer frees one (and pumps), and the timer only watches
+    // the phase.
+    auto wake = now + kMaxIdleWait;
+    if (next_ < limit && !idle_.empty()) wake = std::min(wake, due(next_));
+    if (!armed_ || wake < timer_.expiry()) {
+        armed_ = true;
+        timer_.expires_at(wake);  // cancels a wait still pending
         timer_.async_wait([this](const error_code& ec) {
-            waiting_ = false;
-            if (!ec) pump();
+            if (ec) return;
+            armed_ = false;
+            pump();
         });
     }
 }
@@ -132,6 +137,8 @@ void paced_writer::on_response(http_connection& c, const response& r) {
     if (r.ok()) {
         ++totals_.acked;
         acked_[i % streams_].insert(i / streams_);
+    } else if (aborted_) {
+        ++totals_.unanswered;
     } else {
         ++(r.ec ? totals_.transport_errors : totals_.errors);
         if (totals_.samples.size() < kMaxSamples) {

@@ -29,7 +29,7 @@ namespace dstream::bench {
 struct stamped_write_options {
     double rate = 100;  // messages per second per stream
     std::size_t body_bytes = 256;
-    unsigned writers = 4;  // connections
+    unsigned writers = 16;  // connections
 };
 
 // --rate, --body-bytes, --writers.
@@ -45,6 +45,8 @@ public:
 
     // Posts the start of the schedule to the writer's io_context.
     void start();
+    // On the writer's thread: closes the connections (the drain ran out of
+    // time); appends in flight count as unanswered, not as errors.
     void abort();
 
     // Called once, on the writer's thread, when it has stopped and every
@@ -63,6 +65,7 @@ public:
 
     struct totals {
         std::uint64_t sent = 0, acked = 0, errors = 0, transport_errors = 0;
+        std::uint64_t unanswered = 0;  // still in flight when the run was aborted
         std::uint64_t sent_in_window = 0;
         double max_lag_ms = 0;  // how late after its due time a message was written, at most
         std::vector<std::string> samples;
@@ -92,7 +95,8 @@ private:
     std::vector<http_connection*> idle_;
     std::vector<seq_set> acked_;
     asio::steady_timer timer_;
-    bool waiting_ = false;
+    bool armed_ = false;  // a timer wait is pending
+    bool aborted_ = false;
     bool started_ = false;
     bench_clock::time_point start_;
     std::uint64_t next_ = 0;
