@@ -51,27 +51,26 @@ std::string add_delivery_report(json_object& j, const delivery_summary& d,
         .add("readers_gave_up", c.gave_up);
     std::vector<std::string> samples = w.samples;
     samples.insert(samples.end(), c.read_errors.samples.begin(), c.read_errors.samples.end());
-    if (!samples.empty()) j.add_raw("error_samples", string_array_json(samples));
+    const std::string samples_text = add_error_samples(j, samples);
 
     char buf[512];
     std::string text;
-    std::snprintf(buf, sizeof buf,
-                  "  messages        %llu written (%llu in the window, %.1f/s), %llu acknowledged, "
-                  "%llu non-2xx, %llu transport errors, %llu unanswered at the end, writer lag "
-                  "up to %.2f ms\n",
-                  static_cast<unsigned long long>(w.sent),
-                  static_cast<unsigned long long>(w.sent_in_window),
-                  static_cast<double>(w.sent_in_window) / secs,
-                  static_cast<unsigned long long>(w.acked),
-                  static_cast<unsigned long long>(w.errors),
-                  static_cast<unsigned long long>(w.transport_errors),
-                  static_cast<unsigned long long>(w.unanswered), w.max_lag_ms);
+    std::snprintf(
+        buf, sizeof buf,
+        "  messages        %llu written (%llu in the window, %.1f/s), %llu acknowledged, "
+        "%llu non-2xx, %llu transport errors, %llu unanswered at the end, writer lag "
+        "up to %.2f ms\n",
+        static_cast<unsigned long long>(w.sent), static_cast<unsigned long long>(w.sent_in_window),
+        static_cast<double>(w.sent_in_window) / secs, static_cast<unsigned long long>(w.acked),
+        static_cast<unsigned long long>(w.errors),
+        static_cast<unsigned long long>(w.transport_errors),
+        static_cast<unsigned long long>(w.unanswered), w.max_lag_ms);
     text += buf;
-    std::snprintf(buf, sizeof buf,
-                  "  deliveries      %llu of messages written in the window (%.0f/s), %llu in all\n",
-                  static_cast<unsigned long long>(c.in_window),
-                  static_cast<double>(c.in_window) / secs,
-                  static_cast<unsigned long long>(c.deliveries));
+    std::snprintf(
+        buf, sizeof buf,
+        "  deliveries      %llu of messages written in the window (%.0f/s), %llu in all\n",
+        static_cast<unsigned long long>(c.in_window), static_cast<double>(c.in_window) / secs,
+        static_cast<unsigned long long>(c.deliveries));
     text += buf;
     text += "  latency         " + latency_text(c.latency) + "\n";
     std::snprintf(buf, sizeof buf,
@@ -84,13 +83,12 @@ std::string add_delivery_report(json_object& j, const delivery_summary& d,
                   static_cast<unsigned long long>(c.duplicates),
                   static_cast<unsigned long long>(c.malformed));
     text += buf;
-    std::snprintf(buf, sizeof buf, "  reads           %llu errors, %llu reconnects, %llu readers gave up\n",
-                  static_cast<unsigned long long>(c.read_errors.count),
-                  static_cast<unsigned long long>(c.reconnects),
-                  static_cast<unsigned long long>(c.gave_up));
+    std::snprintf(
+        buf, sizeof buf, "  reads           %llu errors, %llu reconnects, %llu readers gave up\n",
+        static_cast<unsigned long long>(c.read_errors.count),
+        static_cast<unsigned long long>(c.reconnects), static_cast<unsigned long long>(c.gave_up));
     text += buf;
-    for (const auto& m : samples) text += "  error sample    " + m + "\n";
-    return text;
+    return text + samples_text;
 }
 
 }  // namespace dstream::bench

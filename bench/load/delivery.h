@@ -40,7 +40,8 @@ public:
     // Bytes of the stream as they arrive, in any framing.
     void feed(std::string_view bytes) {
         const std::uint64_t now = stamp_now_ns();
-        const std::uint64_t window_start = writer_.window_start_ns().load(std::memory_order_acquire);
+        const std::uint64_t window_start =
+            writer_.window_start_ns().load(std::memory_order_acquire);
         scanner_.feed(bytes, [&](std::uint64_t seq, std::uint64_t sent_ns) {
             if (seq >= seen_.capacity() || sent_ns > now) {
                 ++counters_.malformed;

@@ -1,6 +1,7 @@
 #include "delivery_driver.h"
 
 #include <cstdio>
+#include <iostream>
 
 #include <boost/asio/post.hpp>
 
@@ -27,22 +28,22 @@ delivery_driver::delivery_driver(worker_pool& pool, const run_streams& streams,
         counters_.push_back(std::make_unique<reader_counters>());
     }
     writer_.on_finished = [this] {
-        pool_.post_all([this](unsigned thread) {
-            for_readers_of(thread, &delivery_driver::check_complete);
-        });
+        pool_.post_all(
+            [this](unsigned thread) { for_readers_of(thread, &delivery_driver::check_complete); });
     };
 }
 
-bool delivery_driver::run(std::chrono::seconds ready_limit, window_result& w, std::string& error) {
+bool delivery_driver::run(window_result& w) {
     for (std::size_t k = 0; k < readers_; ++k) {
         asio::post(pool_.ioc(k), [this, k] { start_reader(k); });
     }
     const auto t0 = bench_clock::now();
-    const bool ready = run_until_ready(pool_, ready_, readers_, ready_limit);
+    const bool ready =
+        run_until_ready(pool_, ready_, readers_, std::chrono::seconds(kReadySeconds));
     ready_s_ = std::chrono::duration<double>(bench_clock::now() - t0).count();
     if (!ready) {
-        error = std::to_string(ready_.load()) + " of " + std::to_string(readers_) +
-                " readers were ready after " + std::to_string(ready_limit.count()) + " s";
+        std::cerr << "dstream-bench: " << ready_.load() << " of " << readers_
+                  << " readers were ready after " << kReadySeconds << " s\n";
         return false;
     }
     writer_.start();
@@ -62,15 +63,12 @@ delivery_summary delivery_driver::summary() const {
     return d;
 }
 
-std::string delivery_driver::report(json_object& j, const window_result& w) const {
-    j.add("url", opt_.url)
-        .add("surface", opt_.surface_name)
-        .add("rate", write_opt_.rate, 2)
+int delivery_driver::report(json_object& j, const window_result& w,
+                            std::string_view headline) const {
+    add_run_fields(j, opt_, streams_);
+    j.add("rate", write_opt_.rate, 2)
         .add("body_bytes", static_cast<std::uint64_t>(write_opt_.body_bytes))
         .add("writers", write_opt_.writers)
-        .add("threads", opt_.threads)
-        .add("content_type", opt_.content_type)
-        .add("run_id", streams_.run_id)
         .add("setup_s", streams_.setup_s, 3)
         .add("ready_s", ready_s_, 3)
         .add("warmup_s", opt_.warmup_s, 3)
@@ -81,19 +79,15 @@ std::string delivery_driver::report(json_object& j, const window_result& w) cons
                   "%.2f s)\n",
                   w.seconds, opt_.warmup_s, streams_.setup_s, ready_s_);
     const delivery_summary d = summary();
-    std::string text = buf + add_delivery_report(j, d, writer_.result(), w.seconds);
+    std::string text = std::string(headline) + buf;
+    text += add_delivery_report(j, d, writer_.result(), w.seconds);
     j.add("ended_early", w.ended_early).add("drained", w.drained);
     text += add_cpu_and_server(j, w, d.counters.in_window, "delivery");
     if (!w.drained) {
         text += "  WARNING: readers still lacked messages " + std::to_string(kDrainSeconds) +
                 " s after the last append\n";
     }
-    return text;
-}
-
-int delivery_driver::exit_code() const {
-    const delivery_summary d = summary();
-    return d.counters.deliveries > 0 && d.counters.gave_up == 0 ? 0 : 1;
+    return emit(j, text, d.counters.deliveries > 0 && d.counters.gave_up == 0 ? 0 : 1);
 }
 
 void delivery_driver::check_complete(std::size_t k) {

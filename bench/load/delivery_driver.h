@@ -27,6 +27,7 @@ namespace dstream::bench {
 class delivery_driver {
 public:
     static constexpr int kDrainSeconds = 5;
+    static constexpr int kReadySeconds = 60;
 
     delivery_driver(worker_pool& pool, const run_streams& streams, const common_options& o,
                     const stamped_write_options& w, std::size_t readers);
@@ -34,16 +35,16 @@ public:
     delivery_driver(const delivery_driver&) = delete;
     delivery_driver& operator=(const delivery_driver&) = delete;
 
-    // Runs steps 1 to 3. False when the readers were not all ready within
-    // `ready_limit` (error says how many were).
-    bool run(std::chrono::seconds ready_limit, window_result& w, std::string& error);
+    // Runs steps 1 to 3. False (having said so on stderr) when the readers
+    // were not all ready within kReadySeconds.
+    bool run(window_result& w);
 
-    // After run(): the run's parameters (url, surface, rate, ...), the
-    // delivery report (add_delivery_report), ready_s, ended_early, drained
-    // and the CPU and server fields; returns the text from the window line on.
-    std::string report(json_object& j, const window_result& w) const;
-    // After run(): 0 when messages were delivered and no reader gave up.
-    int exit_code() const;
+    // After run(): completes the scenario's JSON line with the run's
+    // parameters (url, surface, rate, ...), the delivery report
+    // (add_delivery_report), ready_s, ended_early, drained and the CPU and
+    // server fields, and emits it after `headline`. Returns 0 when messages
+    // were delivered and no reader gave up.
+    int report(json_object& j, const window_result& w, std::string_view headline) const;
 
     delivery_summary summary() const;
     const paced_writer& writer() const { return writer_; }

@@ -73,13 +73,14 @@ void async_open(tcp::socket& sock, const target& t, Done&& done) {
         done(ec);
         return;
     }
-    sock.async_connect(t.endpoint, [&sock, done = std::forward<Done>(done)](const error_code& cec) mutable {
-        if (!cec) {
-            error_code ignored;
-            sock.set_option(tcp::no_delay(true), ignored);
-        }
-        done(cec);
-    });
+    sock.async_connect(t.endpoint,
+                       [&sock, done = std::forward<Done>(done)](const error_code& cec) mutable {
+                           if (!cec) {
+                               error_code ignored;
+                               sock.set_option(tcp::no_delay(true), ignored);
+                           }
+                           done(cec);
+                       });
 }
 
 // Receives the body of a 2xx response piece by piece as it is parsed, so a

@@ -30,8 +30,7 @@ void add_stamped_write_options(CLI::App& sub, stamped_write_options& o, const ch
 
 paced_writer::paced_writer(asio::io_context& ioc, const target& t,
                            const std::vector<std::string>& paths, const std::string& content_type,
-                           const stamped_write_options& o, const run_phase& ph,
-                           double max_seconds)
+                           const stamped_write_options& o, const run_phase& ph, double max_seconds)
     : ioc_(ioc),
       opt_(o),
       phase_(ph),
@@ -73,8 +72,8 @@ void paced_writer::abort() {
 }
 
 bench_clock::time_point paced_writer::due(std::uint64_t i) const {
-    return start_ + std::chrono::nanoseconds(
-                        static_cast<std::int64_t>(std::llround(static_cast<double>(i) * interval_ns_)));
+    return start_ + std::chrono::nanoseconds(static_cast<std::int64_t>(
+                        std::llround(static_cast<double>(i) * interval_ns_)));
 }
 
 void paced_writer::pump() {
@@ -116,8 +115,8 @@ void paced_writer::send(http_connection& c, std::uint64_t i, bench_clock::time_p
         }
         ++totals_.sent_in_window;
     }
-    totals_.max_lag_ms =
-        std::max(totals_.max_lag_ms, std::chrono::duration<double, std::milli>(now - due(i)).count());
+    totals_.max_lag_ms = std::max(totals_.max_lag_ms,
+                                  std::chrono::duration<double, std::milli>(now - due(i)).count());
     std::string& body = bodies_[c.tag];
     write_stamped_body(body, i / streams_, sent_ns, opt_.body_bytes, json_);
     std::string& h = c.head();
@@ -142,8 +141,7 @@ void paced_writer::on_response(http_connection& c, const response& r) {
     } else {
         ++(r.ec ? totals_.transport_errors : totals_.errors);
         if (totals_.samples.size() < kMaxSamples) {
-            totals_.samples.push_back(
-                "append: " + describe_failure(r));
+            totals_.samples.push_back("append: " + describe_failure(r));
         }
     }
     if (started_) pump();

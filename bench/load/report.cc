@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 namespace dstream::bench {
 
@@ -180,13 +181,23 @@ void error_log::merge(const error_log& o) {
     }
 }
 
-std::string string_array_json(const std::vector<std::string>& items) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i > 0) out.push_back(',');
-        out += json_escape(items[i]);
+int emit(const json_object& j, std::string_view text, int exit_code) {
+    std::cout << j.str() << std::endl;
+    std::cerr << text << std::flush;
+    return exit_code;
+}
+
+std::string add_error_samples(json_object& j, const std::vector<std::string>& samples) {
+    if (samples.empty()) return {};
+    std::string array = "[";
+    std::string text;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+        if (i > 0) array.push_back(',');
+        array += json_escape(samples[i]);
+        text += "  error sample    " + samples[i] + "\n";
     }
-    return out + "]";
+    j.add_raw("error_samples", array + "]");
+    return text;
 }
 
 }  // namespace dstream::bench

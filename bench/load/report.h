@@ -70,7 +70,12 @@ struct error_log {
 // {"204":123,...}
 std::string status_counts_json(const std::map<int, std::uint64_t>& counts);
 
-// ["a","b",...]
-std::string string_array_json(const std::vector<std::string>& items);
+// Prints the scenario's JSON line on stdout and its text on stderr; returns
+// exit_code.
+int emit(const json_object& j, std::string_view text, int exit_code);
+
+// Adds "error_samples":[...] when there are samples; returns them as text
+// lines ("  error sample    ...").
+std::string add_error_samples(json_object& j, const std::vector<std::string>& samples);
 
 }  // namespace dstream::bench

@@ -23,8 +23,8 @@ public:
     chain_runner(worker_pool& pool, const target& t, std::size_t items, unsigned connections,
                  request_chain& chain)
         : items_(items), chain_(chain) {
-        const auto n = static_cast<unsigned>(std::max<std::size_t>(
-            1, std::min<std::size_t>(connections, items)));
+        const auto n = static_cast<unsigned>(
+            std::max<std::size_t>(1, std::min<std::size_t>(connections, items)));
         const std::vector<std::string> fields = chain.capture_fields();
         for (unsigned k = 0; k < n; ++k) {
             auto cur = std::make_unique<chain_cursor>();
@@ -92,7 +92,7 @@ private:
         if (failures_ > kMaxMessages) return;
         const std::string_view head = c.head();
         messages_ +=
-        "\n  " + std::string(head.substr(0, head.find('\r'))) + ": " + describe_failure(r);
+            "\n  " + std::string(head.substr(0, head.find('\r'))) + ": " + describe_failure(r);
     }
 
     const std::size_t items_;
@@ -110,8 +110,7 @@ bool run_chains(worker_pool& pool, const target& t, std::size_t items, unsigned 
     if (items == 0) return true;
     chain_runner runner(pool, t, items, connections, chain);
     runner.start(pool);
-    const bool in_time =
-        pool.run_to_completion(limit, [&](unsigned i) { runner.abort(pool, i); });
+    const bool in_time = pool.run_to_completion(limit, [&](unsigned i) { runner.abort(pool, i); });
     if (!in_time) {
         error = "set-up of " + std::to_string(items) + " streams took more than " +
                 std::to_string(limit.count()) + " s";

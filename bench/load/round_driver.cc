@@ -1,5 +1,7 @@
 #include "round_driver.h"
 
+#include <iostream>
+
 #include <boost/asio/post.hpp>
 
 namespace dstream::bench {
@@ -11,8 +13,7 @@ void request_stats::merge(const request_stats& o) {
     errors.merge(o.errors);
 }
 
-round_driver::round_driver(worker_pool& pool, const target& t, std::size_t clients,
-                           unsigned rounds)
+round_driver::round_driver(worker_pool& pool, const target& t, std::size_t clients, unsigned rounds)
     : pool_(pool), rounds_(rounds) {
     for (std::size_t k = 0; k < clients; ++k) {
         auto c = std::make_unique<http_connection>(pool.ioc(k), t, *this);
@@ -21,6 +22,12 @@ round_driver::round_driver(worker_pool& pool, const target& t, std::size_t clien
     }
     for (unsigned i = 0; i < pool.size(); ++i) stats_.push_back(std::make_unique<request_stats>());
     seconds_.reserve(rounds);
+}
+
+double round_driver::total_seconds() const {
+    double total = 0;
+    for (const double s : seconds_) total += s;
+    return total;
 }
 
 request_stats round_driver::totals() const {
@@ -41,8 +48,7 @@ bool round_driver::record(std::size_t k, const response& r, std::string_view wha
     return true;
 }
 
-bool round_driver::run(int server_pid, std::chrono::seconds limit, window_result& w,
-                       std::string& error) {
+bool round_driver::run(int server_pid, std::chrono::seconds limit, window_result& w) {
     const auto close_all = [this](unsigned thread) {
         for (std::size_t k = thread; k < conns_.size(); k += pool_.size()) conns_[k]->close();
     };
@@ -52,15 +58,15 @@ bool round_driver::run(int server_pid, std::chrono::seconds limit, window_result
     }
     if (!pool_.run_to_completion(std::chrono::seconds(30), close_all) ||
         connect_failures_.load() > 0) {
-        error = std::to_string(connect_failures_.load()) + " of " + std::to_string(conns_.size()) +
-                " connections could not be opened in 30 s";
+        std::cerr << "dstream-bench: " << connect_failures_.load() << " of " << conns_.size()
+                  << " connections could not be opened in 30 s\n";
         return false;
     }
     connecting_ = false;
     start_all(0);
     w = run_sampled(pool_, server_pid, limit, close_all);
     if (!w.drained) {
-        error = "the rounds took more than " + std::to_string(limit.count()) + " s";
+        std::cerr << "dstream-bench: the rounds took more than " << limit.count() << " s\n";
         return false;
     }
     return true;

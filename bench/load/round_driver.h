@@ -39,13 +39,14 @@ public:
     round_driver(const round_driver&) = delete;
     round_driver& operator=(const round_driver&) = delete;
 
-    // Opens the connections, then runs the rounds within `limit`. False when
-    // a connection could not be opened or the rounds ran out of time (error
-    // says which).
-    bool run(int server_pid, std::chrono::seconds limit, window_result& w, std::string& error);
+    // Opens the connections, then runs the rounds within `limit`. False
+    // (having said why on stderr) when a connection could not be opened or
+    // the rounds ran out of time.
+    bool run(int server_pid, std::chrono::seconds limit, window_result& w);
 
     // After run(): wall-clock seconds per round, and the answers merged.
     const std::vector<double>& round_seconds() const { return seconds_; }
+    double total_seconds() const;
     request_stats totals() const;
 
 protected:

@@ -112,8 +112,8 @@ window_result run_measured(worker_pool& pool, run_phase& ph, const window_option
     sampler.begin();
     ph.set(phase::measuring);
 
-    const auto end = sampler.started() +
-                     duration_cast<bench_clock::duration>(duration<double>(opt.duration_s));
+    const auto end =
+        sampler.started() + duration_cast<bench_clock::duration>(duration<double>(opt.duration_s));
     if (!r.ended_early && pool.wait_until(end)) r.ended_early = true;
 
     ph.set(phase::stopping);

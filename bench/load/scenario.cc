@@ -114,6 +114,14 @@ bool create_streams(worker_pool& pool, const target& t, const std::vector<std::s
     return run_chains(pool, t, paths.size(), connections, chain, std::chrono::seconds(120), error);
 }
 
+void add_run_fields(json_object& j, const common_options& o, const run_streams& rs) {
+    j.add("url", o.url)
+        .add("surface", o.surface_name)
+        .add("threads", o.threads)
+        .add("content_type", o.content_type)
+        .add("run_id", rs.run_id);
+}
+
 int create_run_streams(const common_options& o, worker_pool& pool, std::size_t count,
                        unsigned connections, run_streams& out) {
     if (!resolve_target(o, out.where)) return 2;

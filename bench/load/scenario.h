@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "http_client.h"
+#include "report.h"
 #include "runner.h"
 
 namespace dstream::bench {
@@ -66,6 +67,10 @@ struct run_streams {
 // stderr) the exit code.
 int create_run_streams(const common_options& o, worker_pool& pool, std::size_t count,
                        unsigned connections, run_streams& out);
+
+// The JSON fields every scenario reports about its run: url, surface,
+// threads, content_type, run_id.
+void add_run_fields(json_object& j, const common_options& o, const run_streams& rs);
 
 // PUTs every path (Content-Type: content_type) over `connections` keep-alive
 // connections spread on the pool, path i by connection i % connections.

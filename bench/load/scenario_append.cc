@@ -208,11 +208,11 @@ int run_append(const append_options& o) {
     }
     worker_pool pool(o.threads);
     run_streams rs;
-    if (const int rc = create_run_streams(o, pool, o.streams, o.connections, rs); rc != 0) return rc;
-    const std::string& run_id = rs.run_id;
+    if (const int rc = create_run_streams(o, pool, o.streams, o.connections, rs); rc != 0)
+        return rc;
     const double setup_s = rs.setup_s;
 
-    append_driver driver(o, rs.where, pool, run_id, rs.paths);
+    append_driver driver(o, rs.where, pool, rs.run_id, rs.paths);
     driver.start(pool);
     const window_result w =
         run_measured(pool, driver.phase(), o.window(), [&](unsigned i) { driver.abort(pool, i); });
@@ -228,15 +228,10 @@ int run_append(const append_options& o) {
 
     json_object j;
     j.add("scenario", "append")
-        .add("url", o.url)
-        .add("surface", o.surface_name)
         .add("streams", o.streams)
         .add("connections", o.connections)
-        .add("threads", o.threads)
         .add("body_bytes", static_cast<std::uint64_t>(driver.body().size()))
-        .add("content_type", o.content_type)
         .add("producer", o.producer)
-        .add("run_id", run_id)
         .add("setup_s", setup_s, 3)
         .add("warmup_s", o.warmup_s, 3)
         .add("window_s", w.seconds, 3)
@@ -253,8 +248,9 @@ int run_append(const append_options& o) {
         .add_raw("status_counts", status_counts_json(statuses))
         .add("ended_early", w.ended_early)
         .add("drained", w.drained);
+    add_run_fields(j, o, rs);
     const std::string cpu_text = add_cpu_and_server(j, w, s.ok, "append");
-    if (!s.samples.empty()) j.add_raw("error_samples", string_array_json(s.samples));
+    const std::string samples_text = add_error_samples(j, s.samples);
 
     char buf[512];
     std::string text;
@@ -286,16 +282,14 @@ int run_append(const append_options& o) {
         static_cast<unsigned long long>(driver.reconnects()));
     text += buf;
     text += cpu_text;
-    for (const auto& m : s.samples) text += "  error sample    " + m + "\n";
+    text += samples_text;
     if (s.gave_up)
         text += "  WARNING: " + std::to_string(s.gave_up) +
                 " connections gave up after repeated failures\n";
     if (w.ended_early) text += "  WARNING: every connection stopped before the window ended\n";
     if (!w.drained) text += "  WARNING: in-flight requests did not finish within the drain time\n";
 
-    std::cout << j.str() << std::endl;
-    std::cerr << text << std::flush;
-    return s.ok > 0 ? 0 : 1;
+    return emit(j, text, s.ok > 0 ? 0 : 1);
 }
 
 }  // namespace

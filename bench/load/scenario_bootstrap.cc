@@ -96,8 +96,8 @@ private:
     }
 
     void on_answer(std::size_t k, const response& r) override {
-        if (record(k, r, "client") &&
-            (!(*r.fields)[0].starts_with("multipart/mixed") || r.body_bytes < opt_.snapshot_bytes)) {
+        if (record(k, r, "client") && (!(*r.fields)[0].starts_with("multipart/mixed") ||
+                                       r.body_bytes < opt_.snapshot_bytes)) {
             ++malformed_[k];
         }
         finish_round();
@@ -115,7 +115,8 @@ int run_bootstrap(const bootstrap_options& o) {
     bootstrap_setup setup(rs.where, rs.paths, o);
     std::string error;
     const auto setup_start = bench_clock::now();
-    if (!run_chains(pool, rs.where, rs.paths.size(), 64, setup, std::chrono::seconds(1800), error)) {
+    if (!run_chains(pool, rs.where, rs.paths.size(), 64, setup, std::chrono::seconds(1800),
+                    error)) {
         std::cerr << "dstream-bench: publishing the snapshots failed: " << error << "\n";
         return 1;
     }
@@ -124,30 +125,21 @@ int run_bootstrap(const bootstrap_options& o) {
 
     bootstrap_driver driver(pool, rs, o);
     window_result w;
-    if (!driver.run(o.server_pid, std::chrono::seconds(1800), w, error)) {
-        std::cerr << "dstream-bench: bootstrap: " << error << "\n";
-        return 1;
-    }
+    if (!driver.run(o.server_pid, std::chrono::seconds(1800), w)) return 1;
 
     const request_stats req = driver.totals();
-    double total_s = 0;
-    for (const double s : driver.round_seconds()) total_s += s;
+    const double total_s = driver.total_seconds();
     const double secs = total_s > 0 ? total_s : 1;
     const std::uint64_t ok = req.latency.count();
     const double mb_s = static_cast<double>(req.body_bytes) / 1e6 / secs;
 
     json_object j;
     j.add("scenario", "bootstrap")
-        .add("url", o.url)
-        .add("surface", o.surface_name)
         .add("streams", o.streams)
         .add("snapshot_bytes", static_cast<std::uint64_t>(o.snapshot_bytes))
         .add("tail_messages", o.tail_messages)
         .add("body_bytes", static_cast<std::uint64_t>(o.body_bytes))
         .add("repeat", o.repeat)
-        .add("threads", o.threads)
-        .add("content_type", o.content_type)
-        .add("run_id", rs.run_id)
         .add("setup_s", setup_s, 3)
         .add("seconds", total_s, 3)
         .add("bootstraps", ok)
@@ -157,7 +149,8 @@ int run_bootstrap(const bootstrap_options& o) {
         .add_raw("latency_us", latency_json(req.latency))
         .add("malformed", driver.malformed())
         .add("errors", req.errors.count);
-    if (!req.errors.samples.empty()) j.add_raw("error_samples", string_array_json(req.errors.samples));
+    const std::string samples_text = add_error_samples(j, req.errors.samples);
+    add_run_fields(j, o, rs);
     const std::string cpu_text = add_cpu_and_server(j, w, ok, "bootstrap");
 
     char buf[768];
@@ -174,11 +167,8 @@ int run_bootstrap(const bootstrap_options& o) {
                   mb_s, static_cast<unsigned long long>(driver.malformed()),
                   static_cast<unsigned long long>(req.errors.count),
                   latency_text(req.latency).c_str());
-    std::string text = buf + cpu_text;
-    for (const auto& m : req.errors.samples) text += "  error sample    " + m + "\n";
-    std::cout << j.str() << std::endl;
-    std::cerr << text << std::flush;
-    return ok > 0 && driver.malformed() == 0 && req.errors.count == 0 ? 0 : 1;
+    return emit(j, buf + cpu_text + samples_text,
+                ok > 0 && driver.malformed() == 0 && req.errors.count == 0 ? 0 : 1);
 }
 
 }  // namespace

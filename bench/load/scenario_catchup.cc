@@ -36,8 +36,8 @@ public:
               std::string_view& body) override {
         const std::uint64_t pos = std::uint64_t{step} * opt_.append_bytes;
         if (pos >= opt_.stream_bytes) return false;
-        const auto n =
-            static_cast<std::size_t>(std::min<std::uint64_t>(opt_.append_bytes, opt_.stream_bytes - pos));
+        const auto n = static_cast<std::size_t>(
+            std::min<std::uint64_t>(opt_.append_bytes, opt_.stream_bytes - pos));
         stream_pattern::get().fill(body_, pos, n);
         start_head(head, "POST", path_, target_);
         add_field(head, "Content-Type", opt_.content_type);
@@ -123,8 +123,9 @@ private:
         const auto now = bench_clock::now();
         out.seconds = std::chrono::duration<double>(now - rd.start).count();
         if (rd.verifier.got_bytes()) {
-            out.ttfb_ns = std::chrono::duration<double, std::nano>(rd.verifier.first_byte() - rd.start)
-                              .count();
+            out.ttfb_ns =
+                std::chrono::duration<double, std::nano>(rd.verifier.first_byte() - rd.start)
+                    .count();
         }
         out.complete = complete;
         rd.rounds.push_back(out);
@@ -167,10 +168,7 @@ int run_catchup(const catchup_options& o) {
 
     catchup_driver driver(pool, rs.where, path, o);
     window_result w;
-    if (!driver.run(o.server_pid, std::chrono::seconds(1800), w, error)) {
-        std::cerr << "dstream-bench: catchup: " << error << "\n";
-        return 1;
-    }
+    if (!driver.run(o.server_pid, std::chrono::seconds(1800), w)) return 1;
 
     const request_stats req = driver.totals();
     histogram ttfb;
@@ -191,29 +189,23 @@ int run_catchup(const catchup_options& o) {
     }
     std::sort(reader_rates.begin(), reader_rates.end());
     const auto rate_at = [&](double q) {
-        return reader_rates.empty()
-                   ? NAN
-                   : reader_rates[static_cast<std::size_t>(q * static_cast<double>(reader_rates.size() - 1))];
+        return reader_rates.empty() ? NAN
+                                    : reader_rates[static_cast<std::size_t>(
+                                          q * static_cast<double>(reader_rates.size() - 1))];
     };
     std::vector<double> round_rates;
-    double total_s = 0;
     for (const double s : driver.round_seconds()) {
         round_rates.push_back(static_cast<double>(o.stream_bytes) * o.readers / 1e6 / s);
-        total_s += s;
     }
+    const double total_s = driver.total_seconds();
     const double aggregate = total_s > 0 ? static_cast<double>(req.body_bytes) / 1e6 / total_s : 0;
 
     json_object j;
     j.add("scenario", "catchup")
-        .add("url", o.url)
-        .add("surface", o.surface_name)
         .add("stream_bytes", o.stream_bytes)
         .add("append_bytes", static_cast<std::uint64_t>(o.append_bytes))
         .add("readers", o.readers)
         .add("repeat", o.repeat)
-        .add("threads", o.threads)
-        .add("content_type", o.content_type)
-        .add("run_id", rs.run_id)
         .add("fill_s", fill_s, 3)
         .add("fill_mb_per_s", static_cast<double>(o.stream_bytes) / 1e6 / fill_s, 1)
         .add("seconds", total_s, 3)
@@ -232,9 +224,9 @@ int run_catchup(const catchup_options& o) {
         .add("incomplete_reads", incomplete)
         .add("errors", req.errors.count);
     if (mismatches > 0) j.add("first_mismatch_at", first_mismatch);
-    if (!req.errors.samples.empty()) j.add_raw("error_samples", string_array_json(req.errors.samples));
-    const std::string cpu_text =
-        add_cpu_and_server(j, w, req.body_bytes / 1000000, "mb");
+    const std::string samples_text = add_error_samples(j, req.errors.samples);
+    add_run_fields(j, o, rs);
+    const std::string cpu_text = add_cpu_and_server(j, w, req.body_bytes / 1000000, "mb");
 
     char buf[1024];
     std::snprintf(
@@ -252,13 +244,10 @@ int run_catchup(const catchup_options& o) {
         static_cast<double>(o.stream_bytes) / 1e6 / fill_s, o.append_bytes, aggregate, total_s,
         rate_at(0), rate_at(0.5), rate_at(1), latency_text(ttfb).c_str(),
         static_cast<unsigned long long>(req.requests), latency_text(req.latency).c_str(),
-        static_cast<unsigned long long>(req.body_bytes), static_cast<unsigned long long>(mismatches),
-        static_cast<unsigned long long>(incomplete), static_cast<unsigned long long>(req.errors.count));
-    std::string text = buf + cpu_text;
-    for (const auto& m : req.errors.samples) text += "  error sample    " + m + "\n";
-    std::cout << j.str() << std::endl;
-    std::cerr << text << std::flush;
-    return mismatches == 0 && incomplete == 0 ? 0 : 1;
+        static_cast<unsigned long long>(req.body_bytes),
+        static_cast<unsigned long long>(mismatches), static_cast<unsigned long long>(incomplete),
+        static_cast<unsigned long long>(req.errors.count));
+    return emit(j, buf + cpu_text + samples_text, mismatches == 0 && incomplete == 0 ? 0 : 1);
 }
 
 }  // namespace

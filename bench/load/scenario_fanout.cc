@@ -154,26 +154,19 @@ int run_fanout(const fanout_options& o) {
     if (const int rc = create_run_streams(o, pool, 1, 1, rs); rc != 0) return rc;
     fanout_driver driver(pool, rs, o);
     window_result w;
-    std::string error;
-    if (!driver.run(std::chrono::seconds(60), w, error)) {
-        std::cerr << "dstream-bench: fanout: " << error << "\n";
-        return 1;
-    }
+    if (!driver.run(w)) return 1;
 
     json_object j;
     j.add("scenario", "fanout")
         .add("subscribers", o.subscribers)
         .add("connections_opened", driver.connections_opened());
-    const std::string report = driver.report(j, w);
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "fanout: %u SSE subscribers on one %s stream (%s surface), %.1f messages/s of "
                   "%zu bytes\n",
                   o.subscribers, o.content_type.c_str(), o.surface_name.c_str(), o.write.rate,
                   o.write.body_bytes);
-    std::cout << j.str() << std::endl;
-    std::cerr << buf << report << std::flush;
-    return driver.exit_code();
+    return driver.report(j, w, buf);
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 // 30 s); the reader polls again from the offset the answer names.
 #include <array>
 #include <cstdio>
-#include <iostream>
 #include <memory>
 
 #include "delivery_driver.h"
@@ -149,11 +148,7 @@ int run_longpoll(const longpoll_options& o) {
     if (const int rc = create_run_streams(o, pool, o.streams, 64, rs); rc != 0) return rc;
     longpoll_driver driver(pool, rs, o);
     window_result w;
-    std::string error;
-    if (!driver.run(std::chrono::seconds(60), w, error)) {
-        std::cerr << "dstream-bench: longpoll: " << error << "\n";
-        return 1;
-    }
+    if (!driver.run(w)) return 1;
 
     const poll_counts polls = driver.polls();
     json_object j;
@@ -161,7 +156,6 @@ int run_longpoll(const longpoll_options& o) {
         .add("streams", o.streams)
         .add("polls_with_data", polls.with_data)
         .add("polls_empty", polls.empty);
-    const std::string report = driver.report(j, w);
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "longpoll: %u %s streams (%s surface), one long-poll reader each, %.2f "
@@ -170,9 +164,7 @@ int run_longpoll(const longpoll_options& o) {
                   o.streams, o.content_type.c_str(), o.surface_name.c_str(), o.write.rate,
                   o.write.body_bytes, static_cast<unsigned long long>(polls.with_data),
                   static_cast<unsigned long long>(polls.empty));
-    std::cout << j.str() << std::endl;
-    std::cerr << buf << report << std::flush;
-    return driver.exit_code();
+    return driver.report(j, w, buf);
 }
 
 }  // namespace
@@ -180,7 +172,8 @@ int run_longpoll(const longpoll_options& o) {
 void add_longpoll_scenario(CLI::App& app, int& exit_code) {
     auto opts = std::make_shared<longpoll_options>();
     CLI::App* sub = app.add_subcommand(
-        "longpoll", "long-poll delivery: N streams, one reader each, a writer at R messages/s each");
+        "longpoll",
+        "long-poll delivery: N streams, one reader each, a writer at R messages/s each");
     add_common_options(*sub, *opts);
     add_window_options(*sub, *opts);
     sub->add_option("--streams", opts->streams, "streams, one long-poll reader each")

@@ -12,7 +12,8 @@ namespace dstream::bench {
 
 class seq_set {
 public:
-    explicit seq_set(std::uint64_t capacity = 0) : words_((capacity + 63) / 64), capacity_(capacity) {}
+    explicit seq_set(std::uint64_t capacity = 0)
+        : words_((capacity + 63) / 64), capacity_(capacity) {}
 
     std::uint64_t capacity() const { return capacity_; }
     std::uint64_t size() const { return count_; }

@@ -24,9 +24,9 @@ void write_stamped_body(std::string& out, std::uint64_t seq, std::uint64_t sent_
 }
 
 std::uint64_t stamp_now_ns() {
-    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                          bench_clock::now().time_since_epoch())
-                                          .count());
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(bench_clock::now().time_since_epoch())
+            .count());
 }
 
 }  // namespace dstream::bench
