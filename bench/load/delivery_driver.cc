@@ -43,7 +43,8 @@ bool delivery_driver::run(window_result& w) {
     ready_s_ = std::chrono::duration<double>(bench_clock::now() - t0).count();
     if (!ready) {
         std::cerr << "dstream-bench: " << ready_.load() << " of " << readers_
-                  << " readers were ready after " << kReadySeconds << " s\n";
+                  << " readers were ready within " << kReadySeconds << " s\n";
+        for (const auto& m : summary().counters.read_errors.samples) std::cerr << "  " << m << "\n";
         return false;
     }
     writer_.start();

@@ -90,9 +90,11 @@ private:
         ++failures_;
         std::lock_guard lock(mu_);
         if (failures_ > kMaxMessages) return;
-        const std::string_view head = c.head();
-        messages_ +=
-            "\n  " + std::string(head.substr(0, head.find('\r'))) + ": " + describe_failure(r);
+        // The request line without its protocol: "PUT /path".
+        std::string_view line = c.head();
+        line = line.substr(0, line.find('\r'));
+        line = line.substr(0, line.rfind(' '));
+        messages_ += "\n  " + std::string(line) + ": " + describe_failure(r);
     }
 
     const std::size_t items_;

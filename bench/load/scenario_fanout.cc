@@ -111,6 +111,12 @@ private:
             const std::string_view next = json_string_member(text, "streamNextOffset");
             if (!next.empty()) s.next_offset.assign(next);
             s.failures = 0;
+            if (json_true_member(text, "streamClosed")) {
+                // Nothing more will come, and a client must not reconnect.
+                counters_for(c.tag).read_errors.note("the stream was closed");
+                give_up(c.tag);
+                return;
+            }
         } else if (kind == sse_event_kind::other) {
             counters_for(c.tag).read_errors.note("SSE event: " + std::string(text));
         }
@@ -125,10 +131,12 @@ private:
         if (ec || status != 200) {
             counters_for(k).read_errors.note("subscriber " + std::to_string(k) + ": " +
                                              describe_failure(ec, status, body));
-            if (++s.failures >= kMaxConsecutiveFailures) {
-                give_up(k);
-                return;
-            }
+        }
+        // An answer that ends without a control event counts as a failure
+        // too: a server that keeps doing that would have us loop.
+        if (++s.failures >= kMaxConsecutiveFailures) {
+            give_up(k);
+            return;
         }
         ++counters_for(k).reconnects;
         open(s);
