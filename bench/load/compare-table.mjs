@@ -47,13 +47,20 @@ const serverColumns = (op) => [
 const generatorColumn = { label: "generator CPU cores", digits: 2, pick: (j) => j.client_cpu_cores };
 const deliveryColumns = [
     { label: "deliveries/s", ratio: "deliveries/s", format: thousands, pick: (j) => j.deliveries_per_s },
+    // Below the asked rate when the server answered appends too slowly.
+    { label: "messages/s written", digits: 1, pick: (j) => j.messages_per_s },
+    { label: "writer lag max ms", digits: 0, pick: (j) => j.writer_max_lag_ms },
     { label: "p50 ms", ratio: "p50", digits: 2, pick: (j) => ms(j.latency_us?.p50) },
     { label: "p99 ms", ratio: "p99", digits: 2, pick: (j) => ms(j.latency_us?.p99) },
     { label: "p99.9 ms", digits: 2, pick: (j) => ms(j.latency_us?.p999) },
     ...serverColumns("delivery"),
     { label: "missed", sum: true, pick: (j) => j.missed },
     { label: "duplicates", sum: true, pick: (j) => j.duplicates },
-    { label: "errors", sum: true, pick: (j) => j.write_errors + j.write_transport_errors + j.read_errors },
+    {
+        label: "errors",
+        sum: true,
+        pick: (j) => j.write_errors + j.write_transport_errors + j.writes_unanswered + j.read_errors,
+    },
     generatorColumn,
 ];
 // Per scenario; the first column is the headline, listed per run below the tables.
