@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Append throughput of dstream against the reference server
-# (@durable-streams/server, the Node.js implementation), with dstream-bench.
+# dstream against the reference server (@durable-streams/server, the Node.js
+# implementation), side by side, with one dstream-bench scenario.
 #
-#   bench/compare.sh [--duration S] [--warmup S] [--pairs N] [--quick]
-#                    [--streams N] [--connections C] [--body-bytes B] [--producer]
+#   bench/compare.sh [--scenario append|fanout|catchup|longpoll]
+#                    [--duration S] [--warmup S] [--pairs N] [--quick]
 #                    [--surface v1|bucket] [--servers LIST] [--threads N]
 #                    [--ref-file-handles N] [--dstream PATH] [--bench PATH] [--out DIR]
+#     append:   [--streams N] [--connections C] [--body-bytes B] [--producer]
+#     fanout:   [--subscribers M] [--rate R] [--body-bytes B] [--writers W]
+#     longpoll: [--streams N] [--rate R] [--body-bytes B] [--writers W]
+#     catchup:  [--stream-bytes S] [--readers R] [--repeat K] [--append-bytes A]
 #
 # --out DIR keeps results.jsonl (one dstream-bench JSON line per run) and
 # report.md there.
@@ -20,10 +24,18 @@
 # table reports medians over --pairs rounds (default 3) and the ratios
 # dstream-durable / reference-file and dstream-durable / reference-memory.
 #
-# Defaults: 500 streams, 64 connections, 1 KiB bodies, 2 s warm-up, 10 s
-# window, v1 URL layout (/v1/stream/ID) for both servers so the requests are
-# byte-for-byte the same (the reference server accepts any path; dstream also
-# serves --surface bucket). --quick: 1 round of 3 s after 1 s warm-up.
+# Scenarios (bench/README.md has the details):
+#   append    (default) POST throughput: 500 streams, 64 connections, 1 KiB bodies
+#   fanout    SSE delivery: 1000 subscribers of one stream, 100 messages/s of 256 B
+#   longpoll  long-poll delivery: 500 streams with a reader each, 2 messages/s each
+#   catchup   catch-up reads: 4 readers of one 256 MiB stream, every byte checked
+#             (untimed fill first; --duration and --warmup do not apply)
+# Defaults: 2 s warm-up, 10 s window, v1 URL layout (/v1/stream/ID) for both
+# servers so the requests are byte-for-byte the same (the reference server
+# accepts any path; dstream also serves --surface bucket). --quick: 1 round
+# of 3 s after 1 s warm-up (catchup: a 64 MiB stream). The bootstrap
+# scenario is dstream's alone (the reference has no snapshots): run
+# dstream-bench bootstrap directly.
 #
 # The reference file-backed store keeps at most 100 open segment files; with
 # more streams in use at once some appends fail with 404 "Stream not found"
@@ -40,12 +52,22 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 COMMAND=$(printf '%q ' "$0" "$@")
 COMMAND=${COMMAND% }
 
+SCENARIO=append
 DURATION=10
 WARMUP=2
 PAIRS=3
-STREAMS=500
+QUICK=0
+# Scenario parameters; empty ones take the scenario's default below.
+STREAMS=""
 CONNECTIONS=64
-BODY_BYTES=1024
+BODY_BYTES=""
+SUBSCRIBERS=1000
+RATE=""
+WRITERS=16
+STREAM_BYTES=""
+APPEND_BYTES=4194304
+READERS=4
+REPEAT=1
 THREADS=1
 PRODUCER=0
 SURFACE=v1
@@ -63,6 +85,14 @@ usage() {
 need_value() { [[ $# -ge 2 && -n "$2" ]] || { echo "compare: $1 needs a value" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --scenario) need_value "$@"; SCENARIO=$2; shift 2 ;;
+        --subscribers) need_value "$@"; SUBSCRIBERS=$2; shift 2 ;;
+        --rate) need_value "$@"; RATE=$2; shift 2 ;;
+        --writers) need_value "$@"; WRITERS=$2; shift 2 ;;
+        --stream-bytes) need_value "$@"; STREAM_BYTES=$2; shift 2 ;;
+        --append-bytes) need_value "$@"; APPEND_BYTES=$2; shift 2 ;;
+        --readers) need_value "$@"; READERS=$2; shift 2 ;;
+        --repeat) need_value "$@"; REPEAT=$2; shift 2 ;;
         --duration) need_value "$@"; DURATION=$2; shift 2 ;;
         --warmup) need_value "$@"; WARMUP=$2; shift 2 ;;
         --pairs) need_value "$@"; PAIRS=$2; shift 2 ;;
@@ -77,18 +107,33 @@ while [[ $# -gt 0 ]]; do
         --out) need_value "$@"; OUT=$2; shift 2 ;;
         --ref-file-handles) need_value "$@"; REF_FILE_HANDLES=$2; shift 2 ;;
         --producer) PRODUCER=1; shift ;;
-        --quick) PAIRS=1; DURATION=3; WARMUP=1; shift ;;
+        --quick) QUICK=1; PAIRS=1; DURATION=3; WARMUP=1; shift ;;
         -h | --help) usage ;;
         *) echo "compare: unknown argument '$1'" >&2; usage ;;
     esac
 done
 
-for n in PAIRS STREAMS CONNECTIONS BODY_BYTES THREADS; do
-    [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --${n,,} must be a positive integer" >&2; exit 2; }
+case "$SCENARIO" in
+    append) : "${STREAMS:=500}" "${BODY_BYTES:=1024}" ;;
+    fanout) : "${BODY_BYTES:=256}" "${RATE:=100}" ;;
+    longpoll) : "${STREAMS:=500}" "${BODY_BYTES:=256}" "${RATE:=2}" ;;
+    catchup)
+        if [[ $QUICK -eq 1 ]]; then : "${STREAM_BYTES:=67108864}"; else : "${STREAM_BYTES:=268435456}"; fi
+        ;;
+    *) echo "compare: --scenario is append, fanout, catchup or longpoll (bootstrap is dstream's alone)" >&2; exit 2 ;;
+esac
+# --name of a variable: BODY_BYTES -> --body-bytes.
+flag() { local f=${1,,}; echo "--${f//_/-}"; }
+for n in PAIRS CONNECTIONS SUBSCRIBERS WRITERS APPEND_BYTES READERS REPEAT THREADS; do
+    [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || { echo "compare: $(flag $n) must be a positive integer" >&2; exit 2; }
 done
 for n in DURATION WARMUP; do
-    [[ "${!n}" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "compare: --${n,,} must be a number of seconds" >&2; exit 2; }
+    [[ "${!n}" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "compare: $(flag $n) must be a number of seconds" >&2; exit 2; }
 done
+for n in STREAMS BODY_BYTES STREAM_BYTES; do
+    [[ -z "${!n}" || "${!n}" =~ ^[1-9][0-9]*$ ]] || { echo "compare: $(flag $n) must be a positive integer" >&2; exit 2; }
+done
+[[ -z "$RATE" || "$RATE" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "compare: --rate must be a number of messages per second" >&2; exit 2; }
 [[ -z "$REF_FILE_HANDLES" || "$REF_FILE_HANDLES" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --ref-file-handles must be a positive integer" >&2; exit 2; }
 [[ "$PAIRS" -le 50 ]] || { echo "compare: --pairs is capped at 50" >&2; exit 2; }
 [[ "$SURFACE" == v1 || "$SURFACE" == bucket ]] || { echo "compare: --surface is v1 or bucket" >&2; exit 2; }
@@ -223,24 +268,56 @@ start_server() {
     done
 }
 
-# run_one NAME ROUND: fresh server, one append run, stop, record.
+# The scenario's dstream-bench arguments (after --url), the seconds a run may
+# take, the summary lines of its text output, and the report's description.
+case "$SCENARIO" in
+    append)
+        SCENARIO_ARGS=(--streams "$STREAMS" --connections "$CONNECTIONS" --body-bytes "$BODY_BYTES"
+            --duration "$DURATION" --warmup "$WARMUP")
+        [[ $PRODUCER -eq 1 ]] && SCENARIO_ARGS+=(--producer)
+        # Stream set-up may take up to 120 s, draining 10 s.
+        RUN_LIMIT=$(awk -v w="$WARMUP" -v d="$DURATION" 'BEGIN { printf "%d", w + d + 150 }')
+        SUMMARY_LINES='appends|latency|errors'
+        PRODUCER_TEXT=off
+        [[ $PRODUCER -eq 1 ]] && PRODUCER_TEXT=on
+        SCENARIO_TEXT="append, $STREAMS streams, $CONNECTIONS connections (one request in flight each), $BODY_BYTES-byte bodies, producer $PRODUCER_TEXT, $WARMUP s warm-up + $DURATION s window"
+        ;;
+    fanout | longpoll)
+        if [[ $SCENARIO == fanout ]]; then
+            SCENARIO_ARGS=(--subscribers "$SUBSCRIBERS")
+            SCENARIO_TEXT="fanout, $SUBSCRIBERS SSE subscribers of one text/plain stream, $RATE messages/s"
+        else
+            SCENARIO_ARGS=(--streams "$STREAMS")
+            SCENARIO_TEXT="longpoll, $STREAMS text/plain streams with one long-poll reader each, $RATE messages/s per stream"
+        fi
+        SCENARIO_ARGS+=(--rate "$RATE" --body-bytes "$BODY_BYTES" --writers "$WRITERS"
+            --duration "$DURATION" --warmup "$WARMUP")
+        SCENARIO_TEXT+=" of $BODY_BYTES bytes from $WRITERS writer connections, $WARMUP s warm-up + $DURATION s window"
+        # Set-up 120 s, readers ready 60 s, drain 5 s.
+        RUN_LIMIT=$(awk -v w="$WARMUP" -v d="$DURATION" 'BEGIN { printf "%d", w + d + 200 }')
+        SUMMARY_LINES='deliveries|latency|missed'
+        ;;
+    catchup)
+        SCENARIO_ARGS=(--stream-bytes "$STREAM_BYTES" --append-bytes "$APPEND_BYTES" --readers "$READERS"
+            --repeat "$REPEAT")
+        RUN_LIMIT=3600
+        SUMMARY_LINES='read|first byte|verified'
+        SCENARIO_TEXT="catchup, $READERS readers of one $STREAM_BYTES-byte application/octet-stream stream (filled by $APPEND_BYTES-byte appends), $REPEAT round(s), every byte checked"
+        ;;
+esac
+
+# run_one NAME ROUND: fresh server, one run of the scenario, stop, record.
 run_one() {
     local name=$1 round=$2
     local dir="$WORK/$name-$round"
-    local port surface rc json
+    local port rc json
     port=$(free_port)
     [[ "$port" =~ ^[0-9]+$ ]] || { echo "compare: could not pick a free port" >&2; return 1; }
     mkdir -p "$dir"
     start_server "$name" "$dir" "$port" || return 1
-    surface=$SURFACE
-    local args=(append --url "http://127.0.0.1:$port" --streams "$STREAMS" --connections "$CONNECTIONS"
-        --body-bytes "$BODY_BYTES" --duration "$DURATION" --warmup "$WARMUP" --surface "$surface"
+    local args=("$SCENARIO" --url "http://127.0.0.1:$port" "${SCENARIO_ARGS[@]}" --surface "$SURFACE"
         --threads "$THREADS" --server-pid "$SERVER_PID")
-    [[ $PRODUCER -eq 1 ]] && args+=(--producer)
-    # Bounded: stream set-up may take up to 120 s, draining 10 s.
-    local limit
-    limit=$(awk -v w="$WARMUP" -v d="$DURATION" 'BEGIN { printf "%d", w + d + 150 }')
-    timeout --kill-after=5 "$limit" "$BENCH_BIN" "${args[@]}" >"$dir/bench.json" 2>"$dir/bench.txt" &
+    timeout --kill-after=5 "$RUN_LIMIT" "$BENCH_BIN" "${args[@]}" >"$dir/bench.json" 2>"$dir/bench.txt" &
     BENCH_PID=$!
     if wait "$BENCH_PID"; then rc=0; else rc=$?; fi
     BENCH_PID=""
@@ -249,7 +326,7 @@ run_one() {
     printf '{"server":"%s","round":%d,"rc":%d,"result":%s}\n' "$name" "$round" "$rc" "${json:-null}" >>"$RESULTS"
     printf '  %-17s ' "$name"
     if [[ -n "$json" ]]; then
-        grep -E '^  (appends|latency|errors) ' "$dir/bench.txt" | sed 's/^  //' | tr -s ' ' | paste -sd '|' | sed 's/|/ | /g'
+        grep -E "^  ($SUMMARY_LINES) " "$dir/bench.txt" | sed 's/^  //' | tr -s ' ' | paste -sd '|' | sed 's/|/ | /g'
     else
         echo "FAILED (exit $rc)"
         sed 's/^/    /' "$dir/bench.txt" >&2 || true
@@ -260,7 +337,7 @@ run_one() {
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 START_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 START_S=$SECONDS
-echo "compare: ${#SERVER_LIST[@]} servers x $PAIRS rounds, $WARMUP s warm-up + $DURATION s each (load average now $LOAD_BEFORE)" >&2
+echo "compare: $SCENARIO, ${#SERVER_LIST[@]} servers x $PAIRS rounds (load average now $LOAD_BEFORE)" >&2
 for round in $(seq 1 "$PAIRS"); do
     echo "round $round/$PAIRS" >&2
     for s in "${SERVER_LIST[@]}"; do
@@ -274,19 +351,16 @@ DSTREAM_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null || true)" ]]; then
     DSTREAM_REV="$DSTREAM_REV+local changes"
 fi
-PRODUCER_TEXT=off
-[[ $PRODUCER -eq 1 ]] && PRODUCER_TEXT=on
-
 {
 cat <<EOF
 
-## dstream vs reference server: append
+## dstream vs reference server: $SCENARIO
 
 - date: $START_DATE ($((SECONDS - START_S)) s of runs)
 - machine: $(nproc) CPUs, ${CPU_MODEL:-unknown CPU}, $(uname -sr) $(uname -m)
 - load average (1/5/15 min): $LOAD_BEFORE before, $LOAD_AFTER after
 - command: \`$COMMAND\`
-- scenario: append, $STREAMS streams, $CONNECTIONS connections (one request in flight each), $BODY_BYTES-byte bodies, producer $PRODUCER_TEXT, $WARMUP s warm-up + $DURATION s window, $SURFACE URL layout, $THREADS generator thread(s), $PAIRS round(s) of: ${SERVERS//,/, }
+- scenario: $SCENARIO_TEXT, $SURFACE URL layout, $THREADS generator thread(s), $PAIRS round(s) of: ${SERVERS//,/, }
 - dstream: $DSTREAM_BIN (source tree at git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}; generator: $BENCH_BIN
 
 EOF

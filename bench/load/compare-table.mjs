@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Summarises bench/compare.sh results as markdown: medians per server and the
-// dstream / reference ratios.
+// dstream / reference ratios, with the columns of the scenario that ran.
 //
 //   node bench/load/compare-table.mjs RESULTS.jsonl
 //
@@ -35,39 +35,87 @@ const median = (xs) => {
 };
 const fmt = (x, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
 const thousands = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "n/a");
+const ms = (us) => us / 1000;
+const mib = (kib) => (kib ?? NaN) / 1024;
+
+// The columns every scenario ends with.
+const serverColumns = (op) => [
+    { label: `server CPU µs/${op}`, ratio: `server CPU µs/${op}`, digits: 1, pick: (j) => j[`server_cpu_us_per_${op}`] },
+    { label: "server CPU cores", digits: 2, pick: (j) => j.server_cpu_cores },
+    { label: "server peak RSS MiB", ratio: "server peak RSS", digits: 1, pick: (j) => mib(j.server_rss_peak_kib) },
+];
+const generatorColumn = { label: "generator CPU cores", digits: 2, pick: (j) => j.client_cpu_cores };
+const deliveryColumns = [
+    { label: "deliveries/s", ratio: "deliveries/s", format: thousands, pick: (j) => j.deliveries_per_s },
+    // Below the asked rate when the server answered appends too slowly.
+    { label: "messages/s written", digits: 1, pick: (j) => j.messages_per_s },
+    { label: "writer lag max ms", digits: 0, pick: (j) => j.writer_max_lag_ms },
+    { label: "p50 ms", ratio: "p50", digits: 2, pick: (j) => ms(j.latency_us?.p50) },
+    { label: "p99 ms", ratio: "p99", digits: 2, pick: (j) => ms(j.latency_us?.p99) },
+    { label: "p99.9 ms", digits: 2, pick: (j) => ms(j.latency_us?.p999) },
+    ...serverColumns("delivery"),
+    { label: "missed", sum: true, pick: (j) => j.missed },
+    { label: "duplicates", sum: true, pick: (j) => j.duplicates },
+    {
+        label: "errors",
+        sum: true,
+        pick: (j) => j.write_errors + j.write_transport_errors + j.writes_unanswered + j.read_errors,
+    },
+    generatorColumn,
+];
+// Per scenario; the first column is the headline, listed per run below the tables.
+const columnsFor = {
+    append: [
+        { label: "appends/s", ratio: "appends/s", format: thousands, pick: (j) => j.appends_per_s },
+        { label: "p50 ms", ratio: "p50", digits: 2, pick: (j) => ms(j.latency_us?.p50) },
+        { label: "p99 ms", ratio: "p99", digits: 2, pick: (j) => ms(j.latency_us?.p99) },
+        ...serverColumns("append"),
+        { label: "errors", sum: true, pick: (j) => (j.errors ?? 0) + (j.transport_errors ?? 0) },
+        generatorColumn,
+    ],
+    fanout: deliveryColumns,
+    longpoll: deliveryColumns,
+    catchup: [
+        { label: "MB/s (all readers)", ratio: "MB/s", digits: 1, pick: (j) => j.aggregate_mb_per_s },
+        { label: "MB/s per reader (median)", digits: 1, pick: (j) => j.reader_mb_per_s?.median },
+        { label: "first byte p50 ms", ratio: "first byte p50", digits: 2, pick: (j) => ms(j.ttfb_us?.p50) },
+        { label: "request p99 ms", digits: 2, pick: (j) => ms(j.latency_us?.p99) },
+        ...serverColumns("mb"),
+        { label: "bad reads", sum: true, pick: (j) => j.mismatches + j.incomplete_reads + j.errors },
+        generatorColumn,
+    ],
+};
+
+const scenario = rows.find((r) => r.result)?.result.scenario ?? "append";
+const columns = columnsFor[scenario];
+if (!columns) {
+    console.error(`compare-table: no columns for scenario '${scenario}'`);
+    process.exit(2);
+}
+const headline = columns[0];
+const show = (c, x) => (c.format ? c.format(x) : fmt(x, c.digits));
 
 const stats = new Map();
 for (const name of order) {
     const runs = byServer.get(name);
     const ok = runs.filter((r) => r.result);
-    const pick = (f) => median(ok.map((r) => f(r.result)));
     stats.set(name, {
         runs: runs.length,
         failed: runs.filter((r) => r.rc !== 0 || !r.result).length,
-        rate: pick((j) => j.appends_per_s),
-        p50: pick((j) => j.latency_us?.p50 / 1000),
-        p99: pick((j) => j.latency_us?.p99 / 1000),
-        cpu: pick((j) => j.server_cpu_us_per_append),
-        serverCores: pick((j) => j.server_cpu_cores),
-        rss: pick((j) => (j.server_rss_peak_kib ?? NaN) / 1024),
-        clientCores: pick((j) => j.client_cpu_cores),
-        errors: ok.reduce((a, r) => a + (r.result.errors ?? 0) + (r.result.transport_errors ?? 0), 0),
-        perRun: runs.map((r) => (r.result ? thousands(r.result.appends_per_s) : `failed (rc ${r.rc})`)),
+        values: columns.map((c) =>
+            c.sum ? ok.reduce((a, r) => a + (c.pick(r.result) ?? 0), 0) : median(ok.map((r) => c.pick(r.result))),
+        ),
+        perRun: runs.map((r) => (r.result ? show(headline, headline.pick(r.result)) : `failed (rc ${r.rc})`)),
     });
 }
 
 const out = [];
-out.push(
-    "| server | runs | appends/s | p50 ms | p99 ms | server CPU µs/append | server CPU cores | server peak RSS MiB | errors | generator CPU cores |",
-);
-out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+out.push(`| server | runs | ${columns.map((c) => c.label).join(" | ")} |`);
+out.push(`|---|---:|${columns.map(() => "---:").join("|")}|`);
 for (const name of order) {
     const s = stats.get(name);
     const runs = s.failed ? `${s.runs} (${s.failed} failed)` : `${s.runs}`;
-    out.push(
-        `| ${name} | ${runs} | ${thousands(s.rate)} | ${fmt(s.p50, 2)} | ${fmt(s.p99, 2)} | ${fmt(s.cpu, 1)} | ` +
-            `${fmt(s.serverCores, 2)} | ${fmt(s.rss, 1)} | ${s.errors} | ${fmt(s.clientCores, 2)} |`,
-    );
+    out.push(`| ${name} | ${runs} | ${columns.map((c, i) => show(c, s.values[i])).join(" | ")} |`);
 }
 
 const ratios = [
@@ -75,24 +123,23 @@ const ratios = [
     ["dstream-durable", "reference-memory"],
     ["dstream-memory", "reference-memory"],
 ].filter(([a, b]) => stats.has(a) && stats.has(b));
+const ratioColumns = columns.map((c, i) => [c, i]).filter(([c]) => c.ratio);
 if (ratios.length) {
     out.push("");
-    out.push("| ratio of medians | appends/s | p50 | p99 | server CPU µs/append | server peak RSS |");
-    out.push("|---|---:|---:|---:|---:|---:|");
+    out.push(`| ratio of medians | ${ratioColumns.map(([c]) => c.ratio).join(" | ")} |`);
+    out.push(`|---|${ratioColumns.map(() => "---:").join("|")}|`);
     const r = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "n/a");
     for (const [a, b] of ratios) {
-        const x = stats.get(a);
-        const y = stats.get(b);
-        out.push(
-            `| ${a} / ${b} | ${r(x.rate, y.rate)} | ${r(x.p50, y.p50)} | ${r(x.p99, y.p99)} | ${r(x.cpu, y.cpu)} | ${r(x.rss, y.rss)} |`,
-        );
+        const x = stats.get(a).values;
+        const y = stats.get(b).values;
+        out.push(`| ${a} / ${b} | ${ratioColumns.map(([, i]) => r(x[i], y[i])).join(" | ")} |`);
     }
     out.push("");
-    out.push("Ratios above 1 are better for appends/s and worse for the other columns.");
+    out.push(`Ratios above 1 are better for ${headline.ratio} and worse for the other columns.`);
 }
 
 out.push("");
-out.push("Per-run appends/s (in run order):");
+out.push(`Per-run ${headline.label} (in run order):`);
 out.push("");
 for (const name of order) out.push(`- ${name}: ${stats.get(name).perRun.join(", ")}`);
 

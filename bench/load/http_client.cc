@@ -1,6 +1,7 @@
 #include "http_client.h"
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <strings.h>
 
@@ -70,13 +71,72 @@ bool parse_target(std::string_view url, target& out, std::string& error) {
     return true;
 }
 
+std::string describe_failure(const error_code& ec, int status, std::string_view body) {
+    if (ec) return ec.message();
+    return std::to_string(status) + " " + std::string(body);
+}
+
+void start_head(std::string& out, std::string_view method, std::string_view path, const target& t) {
+    begin_request_line(out, method, path);
+    end_request_line(out, t);
+}
+
+void begin_request_line(std::string& out, std::string_view method, std::string_view path) {
+    out.append(method);
+    out.push_back(' ');
+    out.append(path);
+}
+
+void end_request_line(std::string& out, const target& t) {
+    out.append(" HTTP/1.1\r\nHost: ");
+    out.append(t.host_header);
+    out.append("\r\n");
+}
+
+void add_field(std::string& out, std::string_view name, std::string_view value) {
+    out.append(name);
+    out.append(": ");
+    out.append(value);
+    out.append("\r\n");
+}
+
+void add_field(std::string& out, std::string_view name, std::uint64_t value) {
+    out.append(name);
+    out.append(": ");
+    append_number(out, value);
+    out.append("\r\n");
+}
+
+void end_head(std::string& out) { out.append("\r\n"); }
+
+void append_number(std::string& out, std::uint64_t v) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, end);
+}
+
+void append_query_value(std::string& out, std::string_view value) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    for (const char ch : value) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+            out.push_back(ch);
+        } else {
+            out.push_back('%');
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 0xf]);
+        }
+    }
+}
+
 response_parser::response_parser(std::string& body_capture, std::size_t capture_limit,
                                  const std::vector<std::string>& capture_fields,
-                                 std::vector<std::string>& captured)
+                                 std::vector<std::string>& captured, body_sink* sink)
     : body_capture_(body_capture),
       capture_limit_(capture_limit),
       capture_fields_(capture_fields),
-      captured_(captured) {
+      captured_(captured),
+      sink_(sink) {
     // Beast 1.74's body_limit(boost::none) does not work: use a large number.
     body_limit(std::uint64_t{1} << 40);
     header_limit(64 * 1024);
@@ -95,7 +155,9 @@ void response_parser::on_field_impl(http::field, beast::string_view name, beast:
 
 void response_parser::take(beast::string_view body) {
     body_bytes_ += body.size();
-    if ((status_ < 200 || status_ >= 300) && body_capture_.size() < capture_limit_) {
+    const bool success = status_ >= 200 && status_ < 300;
+    if (success && sink_ != nullptr) sink_->on_body({body.data(), body.size()});
+    if (!success && body_capture_.size() < capture_limit_) {
         body_capture_.append(body.data(),
                              std::min(body.size(), capture_limit_ - body_capture_.size()));
     }
@@ -150,28 +212,14 @@ void http_connection::close() {
 
 void http_connection::start_connect(bool then_write) {
     buffer_.clear();
-    error_code ec;
-    sock_.open(target_.endpoint.protocol(), ec);
-    if (ec) {
-        resp_.start = bench_clock::now();
-        finish(ec);
-        return;
-    }
     ++connects_;
-    sock_.async_connect(target_.endpoint, [this, then_write](const error_code& cec) {
-        if (cec) {
-            resp_.start = bench_clock::now();
-            finish(cec);
+    async_open(sock_, target_, [this, then_write](const error_code& ec) {
+        if (!ec && then_write) {
+            start_write();
             return;
         }
-        error_code ignored;
-        sock_.set_option(tcp::no_delay(true), ignored);
-        if (then_write) {
-            start_write();
-        } else {
-            resp_.start = bench_clock::now();
-            finish(error_code{});
-        }
+        resp_.start = bench_clock::now();
+        finish(ec);
     });
 }
 
@@ -190,7 +238,7 @@ void http_connection::on_write(const error_code& ec) {
     body_capture_.clear();
     if (captured_.size() != capture_fields.size()) captured_.resize(capture_fields.size());
     for (auto& v : captured_) v.clear();
-    parser_.emplace(body_capture_, capture_limit, capture_fields, captured_);
+    parser_.emplace(body_capture_, capture_limit, capture_fields, captured_, sink);
     http::async_read(sock_, buffer_, *parser_,
                      [this](const error_code& rec, std::size_t) { on_read(rec); });
 }

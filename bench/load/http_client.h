@@ -45,12 +45,61 @@ struct target {
 // Parses and resolves the URL; on failure returns false and sets error.
 bool parse_target(std::string_view url, target& out, std::string& error);
 
-// Response parser that throws away what the generator does not need.
+// Request heads are built in place in a kept buffer (no allocation once it
+// has grown): start_head, then fields, then end_head.
+// "METHOD PATH HTTP/1.1\r\nHost: HOST\r\n"
+void start_head(std::string& out, std::string_view method, std::string_view path, const target& t);
+// start_head in two steps, for a query in between: "METHOD PATH", then
+// " HTTP/1.1\r\nHost: HOST\r\n".
+void begin_request_line(std::string& out, std::string_view method, std::string_view path);
+void end_request_line(std::string& out, const target& t);
+// "NAME: VALUE\r\n"
+void add_field(std::string& out, std::string_view name, std::string_view value);
+void add_field(std::string& out, std::string_view name, std::uint64_t value);
+// The blank line ending the head.
+void end_head(std::string& out);
+void append_number(std::string& out, std::uint64_t v);
+// Percent-encodes everything but RFC 3986 unreserved characters: offsets and
+// cursors are opaque and clients must encode them in a query.
+void append_query_value(std::string& out, std::string_view value);
+
+// Opens `sock` and connects it to the target with TCP_NODELAY set; then
+// done(ec) (at once when the socket cannot be opened).
+template <class Done>
+void async_open(tcp::socket& sock, const target& t, Done&& done) {
+    error_code ec;
+    sock.open(t.endpoint.protocol(), ec);
+    if (ec) {
+        done(ec);
+        return;
+    }
+    sock.async_connect(t.endpoint,
+                       [&sock, done = std::forward<Done>(done)](const error_code& cec) mutable {
+                           if (!cec) {
+                               error_code ignored;
+                               sock.set_option(tcp::no_delay(true), ignored);
+                           }
+                           done(cec);
+                       });
+}
+
+// Receives the body of a 2xx response piece by piece as it is parsed, so a
+// scenario can scan or verify a body without holding it.
+class body_sink {
+public:
+    virtual void on_body(std::string_view piece) = 0;
+
+protected:
+    ~body_sink() = default;
+};
+
+// Response parser that throws away what the generator does not need; the
+// bytes of a 2xx body go to the sink when there is one.
 class response_parser final : public http::basic_parser<false> {
 public:
     response_parser(std::string& body_capture, std::size_t capture_limit,
                     const std::vector<std::string>& capture_fields,
-                    std::vector<std::string>& captured);
+                    std::vector<std::string>& captured, body_sink* sink = nullptr);
 
     int status() const { return status_; }
     std::uint64_t body_bytes() const { return body_bytes_; }
@@ -78,6 +127,7 @@ private:
     std::size_t capture_limit_;
     const std::vector<std::string>& capture_fields_;
     std::vector<std::string>& captured_;
+    body_sink* sink_;
 };
 
 struct response {
@@ -98,6 +148,12 @@ struct response {
             std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
     }
 };
+
+// "connection refused", or "404 <start of the body>": for error samples.
+std::string describe_failure(const error_code& ec, int status, std::string_view body);
+inline std::string describe_failure(const response& r) {
+    return describe_failure(r.ec, r.status, r.body);
+}
 
 class http_connection;
 
@@ -140,6 +196,8 @@ public:
     // Response header fields (case-insensitive names) whose values are passed
     // in response::fields.
     std::vector<std::string> capture_fields;
+    // Where 2xx response bodies go as they arrive (not kept when set).
+    body_sink* sink = nullptr;
 
     // Opaque slot for the scenario (e.g. the index of its per-connection state).
     std::size_t tag = 0;

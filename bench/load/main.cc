@@ -1,8 +1,10 @@
 // dstream-bench: HTTP load generator for Durable Streams servers.
 //
-//   dstream-bench append --url http://127.0.0.1:4437 --streams 500 --connections 64
-//                        --body-bytes 1024 --duration 10 [--warmup 2] [--producer]
-//                        [--surface bucket|v1] [--server-pid PID] [--threads N]
+//   dstream-bench append    --url http://127.0.0.1:4437 --streams 500 --connections 64 ...
+//   dstream-bench fanout    --url ... --subscribers 1000 --rate 100 ...
+//   dstream-bench longpoll  --url ... --streams 500 --rate 2 ...
+//   dstream-bench catchup   --url ... --stream-bytes 268435456 --readers 4 ...
+//   dstream-bench bootstrap --url ... --streams 100 --snapshot-bytes 1048576 ...
 //
 // Each scenario prints one JSON line on stdout ({"scenario":"NAME",...}) and
 // a human-readable summary on stderr. See bench/README.md.
@@ -15,6 +17,10 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     int exit_code = 0;
     dstream::bench::add_append_scenario(app, exit_code);
+    dstream::bench::add_fanout_scenario(app, exit_code);
+    dstream::bench::add_catchup_scenario(app, exit_code);
+    dstream::bench::add_longpoll_scenario(app, exit_code);
+    dstream::bench::add_bootstrap_scenario(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

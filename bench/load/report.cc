@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 namespace dstream::bench {
 
@@ -166,6 +167,37 @@ std::string status_counts_json(const std::map<int, std::uint64_t>& counts) {
     json_object j;
     for (const auto& [code, n] : counts) j.add(std::to_string(code), n);
     return j.str();
+}
+
+void error_log::note(std::string message) {
+    ++count;
+    if (samples.size() < kKept) samples.push_back(std::move(message));
+}
+
+void error_log::merge(const error_log& o) {
+    count += o.count;
+    for (const auto& m : o.samples) {
+        if (samples.size() < kKept) samples.push_back(m);
+    }
+}
+
+int emit(const json_object& j, std::string_view text, int exit_code) {
+    std::cout << j.str() << std::endl;
+    std::cerr << text << std::flush;
+    return exit_code;
+}
+
+std::string add_error_samples(json_object& j, const std::vector<std::string>& samples) {
+    if (samples.empty()) return {};
+    std::string array = "[";
+    std::string text;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+        if (i > 0) array.push_back(',');
+        array += json_escape(samples[i]);
+        text += "  error sample    " + samples[i] + "\n";
+    }
+    j.add_raw("error_samples", array + "]");
+    return text;
 }
 
 }  // namespace dstream::bench

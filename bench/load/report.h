@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "histogram.h"
 #include "runner.h"
@@ -56,7 +57,25 @@ std::string format_ns(double ns);
 std::string add_cpu_and_server(json_object& j, const window_result& w, std::uint64_t ops,
                                std::string_view op_name);
 
+// Failures counted, the first few kept as text for the report.
+struct error_log {
+    static constexpr std::size_t kKept = 5;
+    std::uint64_t count = 0;
+    std::vector<std::string> samples;
+
+    void note(std::string message);
+    void merge(const error_log& o);
+};
+
 // {"204":123,...}
 std::string status_counts_json(const std::map<int, std::uint64_t>& counts);
+
+// Prints the scenario's JSON line on stdout and its text on stderr; returns
+// exit_code.
+int emit(const json_object& j, std::string_view text, int exit_code);
+
+// Adds "error_samples":[...] when there are samples; returns them as text
+// lines ("  error sample    ...").
+std::string add_error_samples(json_object& j, const std::vector<std::string>& samples);
 
 }  // namespace dstream::bench

@@ -64,6 +64,38 @@ bool worker_pool::run_to_completion(std::chrono::milliseconds limit,
     return in_time;
 }
 
+namespace {
+
+// CPU of this process and of the server between begin() and end().
+class window_sampler {
+public:
+    window_sampler(int server_pid, window_result& r) : pid_(server_pid), r_(r) {}
+
+    void begin() {
+        if (pid_ > 0) r_.server_before = sample_process(pid_);
+        cpu0_ = self_cpu_seconds();
+        t0_ = bench_clock::now();
+    }
+
+    void end() {
+        const auto t1 = bench_clock::now();
+        const double cpu1 = self_cpu_seconds();
+        if (pid_ > 0) r_.server_after = sample_process(pid_);
+        r_.seconds = std::chrono::duration<double>(t1 - t0_).count();
+        r_.client_cpu_s = cpu1 - cpu0_;
+    }
+
+    bench_clock::time_point started() const { return t0_; }
+
+private:
+    int pid_;
+    window_result& r_;
+    double cpu0_ = 0;
+    bench_clock::time_point t0_;
+};
+
+}  // namespace
+
 window_result run_measured(worker_pool& pool, run_phase& ph, const window_options& opt,
                            const std::function<void(unsigned)>& abort) {
     using namespace std::chrono;
@@ -76,20 +108,16 @@ window_result run_measured(worker_pool& pool, run_phase& ph, const window_option
         t_begin + duration_cast<bench_clock::duration>(duration<double>(opt.warmup_s));
     if (pool.wait_until(warm_end)) r.ended_early = true;
 
-    if (opt.server_pid > 0) r.server_before = sample_process(opt.server_pid);
-    const double cpu0 = self_cpu_seconds();
-    const auto t0 = bench_clock::now();
+    window_sampler sampler(opt.server_pid, r);
+    sampler.begin();
     ph.set(phase::measuring);
 
-    const auto end = t0 + duration_cast<bench_clock::duration>(duration<double>(opt.duration_s));
+    const auto end =
+        sampler.started() + duration_cast<bench_clock::duration>(duration<double>(opt.duration_s));
     if (!r.ended_early && pool.wait_until(end)) r.ended_early = true;
 
     ph.set(phase::stopping);
-    const auto t1 = bench_clock::now();
-    const double cpu1 = self_cpu_seconds();
-    if (opt.server_pid > 0) r.server_after = sample_process(opt.server_pid);
-    r.seconds = duration<double>(t1 - t0).count();
-    r.client_cpu_s = cpu1 - cpu0;
+    sampler.end();
 
     const auto drain_end =
         bench_clock::now() + duration_cast<bench_clock::duration>(duration<double>(opt.drain_s));
@@ -100,6 +128,28 @@ window_result run_measured(worker_pool& pool, run_phase& ph, const window_option
     }
     pool.join();
     return r;
+}
+
+window_result run_sampled(worker_pool& pool, int server_pid, std::chrono::milliseconds limit,
+                          const std::function<void(unsigned)>& abort) {
+    window_result r;
+    window_sampler sampler(server_pid, r);
+    sampler.begin();
+    r.drained = pool.run_to_completion(limit, abort);
+    sampler.end();
+    return r;
+}
+
+bool run_until_ready(worker_pool& pool, const std::atomic<std::size_t>& ready, std::size_t want,
+                     std::chrono::milliseconds limit) {
+    pool.start();
+    const auto deadline = bench_clock::now() + limit;
+    while (ready.load() < want && bench_clock::now() < deadline) {
+        if (pool.wait_until(bench_clock::now() + std::chrono::milliseconds(5))) break;
+    }
+    pool.stop_all();
+    pool.join();
+    return ready.load() >= want;
 }
 
 }  // namespace dstream::bench

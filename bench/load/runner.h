@@ -92,4 +92,17 @@ struct window_result {
 window_result run_measured(worker_pool& pool, run_phase& ph, const window_options& opt,
                            const std::function<void(unsigned)>& abort);
 
+// For work that is measured from start to end rather than over a window:
+// run_to_completion() with the samples of a window taken at its edges
+// (ended_early and drained stay at their defaults; a time-out clears drained).
+window_result run_sampled(worker_pool& pool, int server_pid, std::chrono::milliseconds limit,
+                          const std::function<void(unsigned)>& abort);
+
+// Starts the pool and waits until `ready` reaches `want` (connections
+// subscribed, say), every thread ran out of work, or `limit` passed; then
+// stops the contexts and joins without cancelling anything, so the pending
+// operations go on at the next start(). True when `ready` reached `want`.
+bool run_until_ready(worker_pool& pool, const std::atomic<std::size_t>& ready, std::size_t want,
+                     std::chrono::milliseconds limit);
+
 }  // namespace dstream::bench

@@ -1,8 +1,9 @@
 #include "scenario.h"
 
-#include <atomic>
-#include <mutex>
+#include <iostream>
 #include <random>
+
+#include "request_chain.h"
 
 namespace dstream::bench {
 
@@ -11,12 +12,6 @@ void add_common_options(CLI::App& sub, common_options& o) {
     sub.add_option("--threads", o.threads, "generator threads, one io_context each")
         ->capture_default_str()
         ->check(CLI::Range(1u, 64u));
-    sub.add_option("--warmup", o.warmup_s, "seconds of load before the measured window")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 3600.0));
-    sub.add_option("--duration", o.duration_s, "seconds in the measured window")
-        ->capture_default_str()
-        ->check(CLI::Range(0.1, 3600.0));
     sub.add_option("--server-pid", o.server_pid,
                    "server process to sample (CPU from /proc/PID/stat, RSS from /proc/PID/status)");
     sub.add_option("--surface", o.surface_name,
@@ -24,6 +19,30 @@ void add_common_options(CLI::App& sub, common_options& o) {
         ->capture_default_str()
         ->check(CLI::IsMember({"bucket", "v1"}));
     sub.add_option("--content-type", o.content_type, "stream content type")->capture_default_str();
+}
+
+void add_window_options(CLI::App& sub, common_options& o) {
+    sub.add_option("--warmup", o.warmup_s, "seconds of load before the measured window")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 3600.0));
+    sub.add_option("--duration", o.duration_s, "seconds in the measured window")
+        ->capture_default_str()
+        ->check(CLI::Range(0.1, 3600.0));
+}
+
+window_options common_options::window() const {
+    window_options w;
+    w.warmup_s = warmup_s;
+    w.duration_s = duration_s;
+    w.server_pid = server_pid;
+    return w;
+}
+
+bool resolve_target(const common_options& o, target& t) {
+    std::string error;
+    if (parse_target(o.url, t, error)) return true;
+    std::cerr << "dstream-bench: " << error << "\n";
+    return false;
 }
 
 std::string random_run_id() {
@@ -43,10 +62,14 @@ std::string stream_path(const target& t, surface s, const std::string& run_id, s
     return t.base_path + "/bench-" + run_id + "/s" + std::to_string(index);
 }
 
+bool is_json_type(std::string_view content_type) {
+    return content_type.starts_with("application/json");
+}
+
 std::string make_body(std::size_t bytes, const std::string& content_type) {
     std::string body;
     body.reserve(bytes);
-    const bool json = content_type.rfind("application/json", 0) == 0;
+    const bool json = is_json_type(content_type);
     if (json && bytes >= 2) body.push_back('"');
     static constexpr char filler[] =
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -59,98 +82,62 @@ std::string make_body(std::size_t bytes, const std::string& content_type) {
 
 namespace {
 
-class stream_creator final : public exchange_handler {
+// One PUT per path.
+class create_chain final : public request_chain {
 public:
-    stream_creator(worker_pool& pool, const target& t, const std::vector<std::string>& paths,
-                   unsigned connections, const std::string& content_type)
-        : paths_(paths), content_type_(content_type), target_(t) {
-        connections =
-            std::max(1u, std::min<unsigned>(connections, static_cast<unsigned>(paths.size())));
-        for (unsigned k = 0; k < connections; ++k) {
-            auto c = std::make_unique<http_connection>(pool.ioc(k), t, *this);
-            c->tag = k;
-            conns_.push_back(std::move(c));
-            next_.push_back(k);
-        }
-    }
+    create_chain(const target& t, const std::vector<std::string>& paths,
+                 const std::string& content_type)
+        : target_(t), paths_(paths), content_type_(content_type) {}
 
-    void start(worker_pool& pool) {
-        for (unsigned k = 0; k < conns_.size(); ++k) {
-            asio::post(pool.ioc(k), [this, k] { issue(*conns_[k]); });
-        }
+    bool next(std::size_t item, unsigned step, const response*, std::string& head,
+              std::string_view& body) override {
+        if (step > 0) return false;
+        start_head(head, "PUT", paths_[item], target_);
+        add_field(head, "Content-Type", content_type_);
+        add_field(head, "Content-Length", std::uint64_t{0});
+        end_head(head);
+        body = {};
+        return true;
     }
-
-    void abort(worker_pool& pool, unsigned i) {
-        for (std::size_t k = i; k < conns_.size(); k += pool.size()) conns_[k]->close();
-    }
-
-    void on_response(http_connection& c, const response& r) override {
-        const std::size_t idx = next_[c.tag];
-        if (!r.ok()) {
-            std::lock_guard lock(mu_);
-            ++failures_;
-            if (messages_.size() < 5) {
-                messages_ +=
-                    "\n  PUT " + paths_[idx] + ": " +
-                    (r.ec ? r.ec.message() : std::to_string(r.status) + " " + std::string(r.body));
-            }
-            if (r.ec) return;  // give up on this connection
-        }
-        next_[c.tag] = idx + conns_.size();
-        issue(c);
-    }
-
-    std::uint64_t failures() const { return failures_; }
-    const std::string& messages() const { return messages_; }
 
 private:
-    void issue(http_connection& c) {
-        const std::size_t idx = next_[c.tag];
-        if (idx >= paths_.size()) {
-            c.close();
-            return;
-        }
-        auto& h = c.head();
-        h.clear();
-        h += "PUT ";
-        h += paths_[idx];
-        h += " HTTP/1.1\r\nHost: ";
-        h += target_.host_header;
-        h += "\r\nContent-Type: ";
-        h += content_type_;
-        h += "\r\nContent-Length: 0\r\n\r\n";
-        c.send({});
-    }
-
+    const target& target_;
     const std::vector<std::string>& paths_;
     const std::string& content_type_;
-    const target& target_;
-    std::vector<std::unique_ptr<http_connection>> conns_;
-    std::vector<std::size_t> next_;
-    std::mutex mu_;
-    std::atomic<std::uint64_t> failures_{0};
-    std::string messages_;
 };
 
 }  // namespace
 
 bool create_streams(worker_pool& pool, const target& t, const std::vector<std::string>& paths,
                     unsigned connections, const std::string& content_type, std::string& error) {
-    if (paths.empty()) return true;
-    stream_creator creator(pool, t, paths, connections, content_type);
-    creator.start(pool);
-    const bool in_time = pool.run_to_completion(std::chrono::seconds(120),
-                                                [&](unsigned i) { creator.abort(pool, i); });
-    if (!in_time) {
-        error = "creating " + std::to_string(paths.size()) + " streams took more than 120 s";
-        return false;
+    create_chain chain(t, paths, content_type);
+    return run_chains(pool, t, paths.size(), connections, chain, std::chrono::seconds(120), error);
+}
+
+void add_run_fields(json_object& j, const common_options& o, const run_streams& rs) {
+    j.add("url", o.url)
+        .add("surface", o.surface_name)
+        .add("threads", o.threads)
+        .add("content_type", o.content_type)
+        .add("run_id", rs.run_id);
+}
+
+int create_run_streams(const common_options& o, worker_pool& pool, std::size_t count,
+                       unsigned connections, run_streams& out) {
+    if (!resolve_target(o, out.where)) return 2;
+    out.run_id = random_run_id();
+    out.paths.clear();
+    for (std::size_t i = 0; i < count; ++i) {
+        out.paths.push_back(stream_path(out.where, o.where(), out.run_id, i));
     }
-    if (creator.failures() > 0) {
-        error =
-            std::to_string(creator.failures()) + " stream creations failed:" + creator.messages();
-        return false;
+    std::string error;
+    const auto start = bench_clock::now();
+    if (!create_streams(pool, out.where, out.paths, connections, o.content_type, error)) {
+        std::cerr << "dstream-bench: setup failed: " << error << "\n";
+        return 1;
     }
-    return true;
+    out.setup_s = std::chrono::duration<double>(bench_clock::now() - start).count();
+    return 0;
 }
 
 }  // namespace dstream::bench

@@ -8,7 +8,6 @@
 // closed connection is reopened and counted), and gives up after 10
 // consecutive transport failures.
 #include <array>
-#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -59,10 +58,12 @@ public:
         for (unsigned i = 0; i < pool.size(); ++i)
             stats_.push_back(std::make_unique<thread_stats>());
         // Everything but the producer fields and the blank line, per stream.
-        std::string common = " HTTP/1.1\r\nHost: " + t.host_header +
-                             "\r\nContent-Type: " + o.content_type +
-                             "\r\nContent-Length: " + std::to_string(body_.size()) + "\r\n";
-        for (const auto& p : paths) prefixes_.push_back("POST " + p + common);
+        for (const auto& p : paths) {
+            std::string& h = prefixes_.emplace_back();
+            start_head(h, "POST", p, t);
+            add_field(h, "Content-Type", o.content_type);
+            add_field(h, "Content-Length", std::uint64_t{body_.size()});
+        }
 
         for (unsigned k = 0; k < o.connections; ++k) {
             auto st = std::make_unique<conn_state>();
@@ -172,12 +173,6 @@ private:
         return p.substr(0, p.find(' '));
     }
 
-    static void append_number(std::string& s, std::uint64_t v) {
-        char buf[24];
-        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-        s.append(buf, end);
-    }
-
     void issue(conn_state& st) {
         const std::uint32_t stream = st.streams[st.next];
         std::string& h = st.conn->head();
@@ -193,7 +188,7 @@ private:
             append_number(h, st.seq[st.next]++);
             h += "\r\n";
         }
-        h += "\r\n";
+        end_head(h);
         st.conn->send(body_);
     }
 
@@ -207,37 +202,20 @@ private:
 };
 
 int run_append(const append_options& o) {
-    target t;
-    std::string error;
-    if (!parse_target(o.url, t, error)) {
-        std::cerr << "dstream-bench: " << error << "\n";
-        return 2;
-    }
     if (o.streams == 0 || o.connections == 0) {
         std::cerr << "dstream-bench: --streams and --connections must be positive\n";
         return 2;
     }
-    const std::string run_id = random_run_id();
-    std::vector<std::string> paths;
-    paths.reserve(o.streams);
-    for (unsigned i = 0; i < o.streams; ++i) paths.push_back(stream_path(t, o.where(), run_id, i));
-
     worker_pool pool(o.threads);
-    const auto setup_start = bench_clock::now();
-    if (!create_streams(pool, t, paths, o.connections, o.content_type, error)) {
-        std::cerr << "dstream-bench: setup failed: " << error << "\n";
-        return 1;
-    }
-    const double setup_s = std::chrono::duration<double>(bench_clock::now() - setup_start).count();
+    run_streams rs;
+    if (const int rc = create_run_streams(o, pool, o.streams, o.connections, rs); rc != 0)
+        return rc;
+    const double setup_s = rs.setup_s;
 
-    append_driver driver(o, t, pool, run_id, paths);
+    append_driver driver(o, rs.where, pool, rs.run_id, rs.paths);
     driver.start(pool);
-    window_options wo;
-    wo.warmup_s = o.warmup_s;
-    wo.duration_s = o.duration_s;
-    wo.server_pid = o.server_pid;
     const window_result w =
-        run_measured(pool, driver.phase(), wo, [&](unsigned i) { driver.abort(pool, i); });
+        run_measured(pool, driver.phase(), o.window(), [&](unsigned i) { driver.abort(pool, i); });
 
     const thread_stats s = driver.totals();
     const double secs = w.seconds > 0 ? w.seconds : 1;
@@ -250,15 +228,10 @@ int run_append(const append_options& o) {
 
     json_object j;
     j.add("scenario", "append")
-        .add("url", o.url)
-        .add("surface", o.surface_name)
         .add("streams", o.streams)
         .add("connections", o.connections)
-        .add("threads", o.threads)
         .add("body_bytes", static_cast<std::uint64_t>(driver.body().size()))
-        .add("content_type", o.content_type)
         .add("producer", o.producer)
-        .add("run_id", run_id)
         .add("setup_s", setup_s, 3)
         .add("warmup_s", o.warmup_s, 3)
         .add("window_s", w.seconds, 3)
@@ -275,13 +248,9 @@ int run_append(const append_options& o) {
         .add_raw("status_counts", status_counts_json(statuses))
         .add("ended_early", w.ended_early)
         .add("drained", w.drained);
+    add_run_fields(j, o, rs);
     const std::string cpu_text = add_cpu_and_server(j, w, s.ok, "append");
-    if (!s.samples.empty()) {
-        std::string arr = "[";
-        for (std::size_t i = 0; i < s.samples.size(); ++i)
-            arr += (i ? "," : "") + json_escape(s.samples[i]);
-        j.add_raw("error_samples", arr + "]");
-    }
+    const std::string samples_text = add_error_samples(j, s.samples);
 
     char buf[512];
     std::string text;
@@ -313,16 +282,14 @@ int run_append(const append_options& o) {
         static_cast<unsigned long long>(driver.reconnects()));
     text += buf;
     text += cpu_text;
-    for (const auto& m : s.samples) text += "  error sample    " + m + "\n";
+    text += samples_text;
     if (s.gave_up)
         text += "  WARNING: " + std::to_string(s.gave_up) +
                 " connections gave up after repeated failures\n";
     if (w.ended_early) text += "  WARNING: every connection stopped before the window ended\n";
     if (!w.drained) text += "  WARNING: in-flight requests did not finish within the drain time\n";
 
-    std::cout << j.str() << std::endl;
-    std::cerr << text << std::flush;
-    return s.ok > 0 ? 0 : 1;
+    return emit(j, text, s.ok > 0 ? 0 : 1);
 }
 
 }  // namespace
@@ -332,6 +299,7 @@ void add_append_scenario(CLI::App& app, int& exit_code) {
     CLI::App* sub =
         app.add_subcommand("append", "POST load: C connections, one append in flight each");
     add_common_options(*sub, *opts);
+    add_window_options(*sub, *opts);
     sub->add_option("--streams", opts->streams, "streams to create and append to")
         ->capture_default_str()
         ->check(CLI::Range(1u, 10000000u));
