@@ -63,6 +63,16 @@ result<std::string> percent_decode(std::string_view in, bool plus_is_space) {
     return out;
 }
 
+request_target split_request_target(std::string_view target) {
+    if (target.starts_with("http://") || target.starts_with("https://")) {
+        const auto path = target.find('/', target.find("//") + 2);
+        target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+    }
+    const auto question = target.find('?');
+    if (question == std::string_view::npos) return {target, {}};
+    return {target.substr(0, question), target.substr(question + 1)};
+}
+
 result<route> resolve_route(std::string_view path) {
     route r;
     if (path.empty() || path.front() != '/') {

@@ -1,18 +1,22 @@
 #include "edge/server.h"
 
-#include <limits>
+#include <algorithm>
+#include <chrono>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <spdlog/spdlog.h>
 
 #include "edge/dispatch.h"
 #include "edge/early_answer.h"
+#include "edge/request_head.h"
 
 namespace dstream::edge {
 namespace {
@@ -38,6 +42,35 @@ asio::awaitable<void> send_early_error(connection_stream& stream, const edge_opt
     co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
 }
 
+// Reads the next request head into `parser`. The head is checked as it
+// arrives (see edge/request_head.h): errors are Beast's, bad_version for a
+// request line that cannot be one, header_limit for a head over the limit.
+asio::awaitable<boost::system::error_code> read_request_head(connection_stream& stream,
+                                                             beast::flat_buffer& buffer,
+                                                             request_parser& parser) {
+    boost::system::error_code ec;
+    request_head_scan scan;
+    while (true) {
+        const auto data = buffer.data();
+        const auto check = check_request_head(
+            std::string_view(static_cast<const char*>(data.data()), data.size()), scan);
+        if (check == request_head_check::malformed) co_return http::error::bad_version;
+        if (check == request_head_check::too_large) co_return http::error::header_limit;
+        if (check == request_head_check::complete) break;
+        const std::size_t n = co_await stream.async_read_some(
+            buffer.prepare(beast::read_size(buffer, max_request_head_bytes - buffer.size())),
+            asio::redirect_error(asio::use_awaitable, ec));
+        buffer.commit(n);
+        // A peer that stops inside a head sent a partial message, as Beast
+        // would report it; one that stops between requests just left.
+        if (ec == asio::error::eof && buffer.size() > 0) co_return http::error::partial_message;
+        if (ec) co_return ec;
+    }
+    co_await http::async_read_header(stream, buffer, parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    co_return ec;
+}
+
 }  // namespace
 
 server::server(asio::io_context& io, service::stream_service& service, edge_options options)
@@ -60,6 +93,13 @@ void server::stop() {
 }
 
 asio::awaitable<void> server::accept_loop() {
+    // A failed accept is mostly a full descriptor table (a connection flood):
+    // retrying at once would spin a core and flood the log until connections
+    // close, so the retries back off, 5 ms doubling up to 1 s.
+    constexpr auto first_pause = std::chrono::milliseconds(5);
+    constexpr auto longest_pause = std::chrono::seconds(1);
+    std::chrono::milliseconds pause{0};
+    asio::steady_timer timer(_io);
     while (_acceptor.is_open()) {
         boost::system::error_code ec;
         const connection_executor strand = asio::make_strand(_io);
@@ -67,9 +107,13 @@ asio::awaitable<void> server::accept_loop() {
             co_await _acceptor.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
             if (ec == asio::error::operation_aborted) co_return;
-            spdlog::warn("accept failed: {}", ec.message());
+            pause = std::clamp<std::chrono::milliseconds>(2 * pause, first_pause, longest_pause);
+            spdlog::warn("accept failed: {}; retrying in {} ms", ec.message(), pause.count());
+            timer.expires_after(pause);
+            co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
             continue;
         }
+        pause = std::chrono::milliseconds(0);
         socket.set_option(tcp::no_delay(true), ec);
         auto executor = socket.get_executor();
         auto* owned = new connection_socket(std::move(socket));
@@ -83,24 +127,23 @@ asio::awaitable<void> server::serve_connection(connection_socket* socket) {
     beast::flat_buffer buffer;
     try {
         while (true) {
-            http::request_parser<http::string_body> parser;
-            parser.header_limit(64 * 1024);
-            // No body limit while the head is read: the parser would refuse an
-            // oversized Content-Length as malformed; the typed 413 comes below.
-            parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-            boost::system::error_code ec;
-
+            request_parser parser;
+            prepare_head_parser(parser);
+            // The whole head must arrive within the idle timeout: a client
+            // sending a byte now and then (slow loris) is cut there too.
             stream.expires_after(_options.idle_timeout);
-            co_await http::async_read_header(stream, buffer, parser,
-                                             asio::redirect_error(asio::use_awaitable, ec));
+            boost::system::error_code ec = co_await read_request_head(stream, buffer, parser);
             if (ec == http::error::end_of_stream || ec == asio::error::eof ||
                 ec == beast::error::timeout || ec == asio::error::connection_reset) {
                 break;
             }
             if (ec) {
                 spdlog::debug("unparseable request head: {}", ec.message());
-                co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
-                                          "malformed HTTP request");
+                const std::string why =
+                    ec == http::error::header_limit
+                        ? "the request head exceeds " + std::to_string(max_request_head_bytes) + " bytes"
+                        : "malformed HTTP request";
+                co_await send_early_error(stream, _options, protocol::error_code::invalid_request, why);
                 break;
             }
             const auto& head = parser.get();

@@ -308,5 +308,25 @@ TEST(RouteBucketed, EncodedSlashInStreamIdIsRejected) {
     expect_error("/mybucket/a%2fb/snapshot", error_code::invalid_stream_id);
 }
 
+TEST(RequestTarget, SplitsPathAndQuery) {
+    auto t = split_request_target("/b/s?offset=-1&live=sse");
+    EXPECT_EQ(t.path, "/b/s");
+    EXPECT_EQ(t.query, "offset=-1&live=sse");
+    t = split_request_target("/b/s");
+    EXPECT_EQ(t.path, "/b/s");
+    EXPECT_EQ(t.query, "");
+    t = split_request_target("/b/s?");
+    EXPECT_EQ(t.path, "/b/s");
+    EXPECT_EQ(t.query, "");
+}
+
+TEST(RequestTarget, AbsoluteFormKeepsOnlyThePath) {
+    auto t = split_request_target("http://127.0.0.1:4437/b/s?offset=-1");
+    EXPECT_EQ(t.path, "/b/s");
+    EXPECT_EQ(t.query, "offset=-1");
+    EXPECT_EQ(split_request_target("https://example.com").path, "/");
+    EXPECT_EQ(split_request_target("http://").path, "/");
+}
+
 }  // namespace
 }  // namespace dstream::edge
