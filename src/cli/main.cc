@@ -6,6 +6,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <filesystem>
@@ -44,15 +45,31 @@ void sweep_orphan_objects(storage::object_store& store, const service::engine& e
     spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(), removed);
 }
 
+// Every connection holds a descriptor: take the hard limit rather than the
+// soft one a shell leaves (often 1024), so that thousands of clients fit.
+rlim_t raise_descriptor_limit() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+    if (limit.rlim_cur < limit.rlim_max) {
+        rlimit raised = limit;
+        raised.rlim_cur = limit.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return raised.rlim_cur;
+    }
+    return limit.rlim_cur;
+}
+
 int run_serve(const cli::serve_options& opts) {
     // Stream blocks are up to 1 MiB: keep them in their own mappings so memory
     // freed by a chunk flush goes back to the system instead of fragmenting
     // the heap (glibc would otherwise raise its mmap threshold as they free).
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     spdlog::set_level(spdlog::level::from_str(opts.log_level));
+    const rlim_t descriptors = raise_descriptor_limit();
     const auto [host, port] = cli::split_listen(opts.listen);
 
     edge::edge_options edge_opts;
+    edge_opts.idle_timeout = std::chrono::seconds(opts.idle_timeout_s);
+    edge_opts.body_timeout = std::chrono::seconds(opts.body_timeout_s);
     boost::asio::io_context io(static_cast<int>(opts.threads));
     // Blocking object-store I/O runs here, never on the edge or a group.
     boost::asio::thread_pool io_pool(2);
@@ -117,8 +134,8 @@ int run_serve(const cli::serve_options& opts) {
         spdlog::info("dstream listening on {}:{}, durable, data dir {}", host, server.port(),
                      opts.data_dir);
     }
-    spdlog::info("cluster id {}, {} groups, {} threads", edge_opts.cluster_id, opts.groups,
-                 opts.threads);
+    spdlog::info("cluster id {}, {} groups, {} threads, {} descriptors", edge_opts.cluster_id,
+                 opts.groups, opts.threads, static_cast<unsigned long>(descriptors));
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code&, int sig) {

@@ -47,6 +47,15 @@ void add_serve_flags(CLI::App& app, serve_options& opts) {
                    "Size at which the write-ahead log starts a new segment file")
         ->check(CLI::Range(std::uint64_t{1} << 16, std::uint64_t{1} << 32))
         ->capture_default_str();
+    app.add_option("--idle-timeout", opts.idle_timeout_s,
+                   "Seconds a connection may take to send a whole request head, waiting "
+                   "included; then it is closed")
+        ->check(CLI::Range(1u, 3600u))
+        ->capture_default_str();
+    app.add_option("--body-timeout", opts.body_timeout_s,
+                   "Seconds a request body may take to arrive whole; then the connection is closed")
+        ->check(CLI::Range(1u, 3600u))
+        ->capture_default_str();
     app.add_option("--log-level", opts.log_level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
         ->capture_default_str();
@@ -89,6 +98,8 @@ void apply_config_file(serve_options& opts) {
                 std::int64_t{1} << 40);
     read_number("wal_segment_bytes", "--wal-segment-bytes", opts.wal_segment_bytes,
                 std::int64_t{1} << 16, std::int64_t{1} << 32);
+    read_number("idle_timeout", "--idle-timeout", opts.idle_timeout_s, 1, 3600);
+    read_number("body_timeout", "--body-timeout", opts.body_timeout_s, 1, 3600);
     read_number("chunk_cache_bytes", "--chunk-cache-bytes", opts.chunk_cache_bytes, 0,
                 std::int64_t{1} << 40);
     if (auto v = table["memory"]; v && !flag_given("--memory")) {

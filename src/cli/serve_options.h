@@ -18,6 +18,10 @@ struct serve_options {
     std::uint64_t chunk_cache_bytes = 64u << 20;
     std::uint64_t checkpoint_bytes = 64u << 20;
     std::uint64_t wal_segment_bytes = 32u << 20;
+    // Slow or idle clients: the whole request head, and the whole body, must
+    // arrive within these (a byte now and then does not extend them).
+    unsigned idle_timeout_s = 60;
+    unsigned body_timeout_s = 30;
 };
 
 void add_serve_flags(CLI::App& app, serve_options& opts);
