@@ -32,7 +32,7 @@ fs::path local_dir_object_store::path_of(const std::string& key) const { return 
 status local_dir_object_store::put(const std::string& key, std::string_view bytes) {
     const fs::path target = path_of(key);
     std::error_code ec;
-    if (!create_durable_directories(target.parent_path(), ec)) return store_failure();
+    if (!create_durable_directories(_root, target.parent_path(), ec)) return store_failure();
     const fs::path tmp = target.string() + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return store_failure();
