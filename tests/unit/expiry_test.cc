@@ -152,6 +152,34 @@ TEST(Rfc3339, RejectsMalformedSyntax) {
     }
 }
 
+// Found by fuzz/command_codec: apply took `now - last_write_ms` of a clock
+// reading of -2^63 + 1 and one of 1.1e14, which overflows an int64.
+TEST(MsBetween, NeverOverflowsAndNeverGoesBack) {
+    EXPECT_EQ(ms_between(1000, 1500), 500u);
+    EXPECT_EQ(ms_between(1500, 1000), 0u);
+    EXPECT_EQ(ms_between(INT64_MIN, INT64_MAX), UINT64_MAX);
+    EXPECT_EQ(ms_between(INT64_MAX, INT64_MIN), 0u);
+    EXPECT_EQ(ms_between(-9223370276854775807LL, 113910186033153LL), 9223484187040808960u);
+}
+
+// Found by fuzz/headers: these rendered back as "-001-12-31T23:59:00.000Z"
+// and "10000-01-01T00:00:59.000Z".
+TEST(Rfc3339, RejectsOffsetsThatCarryTheInstantOutOfFourDigitYears) {
+    for (const char* text : {"0000-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"}) {
+        SCOPED_TRACE(text);
+        const auto v = parse_rfc3339(text);
+        ASSERT_FALSE(v.ok());
+        EXPECT_EQ(v.err().code, error_code::invalid_header);
+    }
+    for (const char* text : {"0000-01-01T00:00:00Z", "0000-01-01T00:01:00+00:01", "9999-12-31T23:59:59.999Z",
+                             "9999-12-31T23:58:59-00:01"}) {
+        SCOPED_TRACE(text);
+        const auto v = parse_rfc3339(text);
+        ASSERT_TRUE(v.ok());
+        EXPECT_EQ(parse_rfc3339(format_rfc3339(*v)).value(), *v);
+    }
+}
+
 TEST(Rfc3339, LeapSecondIsAcceptedAndClampedToTheLastSecondOfTheMinute) {
     const auto leap = parse_rfc3339("2016-12-31T23:59:60Z");
     const auto before = parse_rfc3339("2016-12-31T23:59:59Z");
