@@ -11,16 +11,13 @@
 
 #include "base/result.h"
 #include "edge/connection_stream.h"
+#include "edge/message.h"
 #include "edge/query.h"
 #include "edge/route.h"
 #include "service/stream_service.h"
 #include "storage/hot_bytes.h"
 
 namespace dstream::edge {
-
-namespace http = boost::beast::http;
-using request = http::request<http::string_body>;
-using response = http::response<http::string_body>;
 
 struct edge_options {
     std::string cluster_id;
