@@ -46,7 +46,7 @@ export function serverBinary() {
     return bin;
 }
 
-async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir }) {
+async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir, fileLimit }) {
     const port = fixedPort ?? (await freePort());
     // Whether stop() removes the data dir: the test's own dir never, a temp
     // dir made here (or inherited through restarts) always.
@@ -54,7 +54,11 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
     const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dstream-http-'));
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
                   ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...extraArgs];
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A descriptor limit is set by a shell that then becomes the server.
+    const child = fileLimit
+        ? spawn('sh', ['-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, bin, ...args],
+                { stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     const keep = (chunk) => {
         log += chunk.toString();
@@ -115,7 +119,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
                 await exitPromise;
             }
             stopped = true;
-            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir });
+            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir, fileLimit });
             if (again.failed) throw new Error(again.failed);
             return again;
         },
@@ -126,12 +130,12 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
 // Starts the server; retries on another port when the chosen one was taken
 // between probing and binding.
 // `memory: false` runs the durable default; `dataDir` keeps the data in a
-// directory the caller owns.
-export async function startServer({ extraArgs = [], memory = true, dataDir } = {}) {
+// directory the caller owns; `fileLimit` caps the server's descriptors.
+export async function startServer({ extraArgs = [], memory = true, dataDir, fileLimit } = {}) {
     const bin = serverBinary();
     let last = '';
     for (let attempt = 0; attempt < 5; attempt++) {
-        const r = await startOnce(bin, { extraArgs, memory, dataDir });
+        const r = await startOnce(bin, { extraArgs, memory, dataDir, fileLimit });
         if (!r.failed) return r;
         last = r.failed;
     }
