@@ -35,7 +35,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 
-import { ServerProcess, freePort } from './server_process.mjs';
+import { freePort } from '../../http/lib/server.mjs';
+import { ServerProcess } from './server_process.mjs';
 
 const envInt = (name, dflt) => {
     const v = process.env[name];

@@ -4,34 +4,13 @@
 // the tail of its log and counts what recovery reported.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
+
+import { answers } from '../../http/lib/server.mjs';
 
 const START_TIMEOUT_MS = 60_000;
 const CLEAN_STOP_TIMEOUT_MS = 30_000;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-export function freePort() {
-    return new Promise((resolve, reject) => {
-        const s = net.createServer();
-        s.unref();
-        s.on('error', reject);
-        s.listen(0, '127.0.0.1', () => {
-            const { port } = s.address();
-            s.close(() => resolve(port));
-        });
-    });
-}
-
-async function answers(url) {
-    try {
-        const res = await fetch(url + '/', { signal: AbortSignal.timeout(1000) });
-        await res.arrayBuffer();
-        return true;
-    } catch {
-        return false;
-    }
-}
 
 export class ServerProcess {
     // `args`: extra `dstream serve` flags; `env`: added to this process's.

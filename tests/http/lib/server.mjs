@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-function freePort() {
+export function freePort() {
     return new Promise((resolve, reject) => {
         const s = net.createServer();
         s.unref();
@@ -27,7 +27,8 @@ function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function answers(url) {
+// Whether a server answers HTTP at `url`.
+export async function answers(url) {
     try {
         const res = await fetch(url + '/', { signal: AbortSignal.timeout(1000) });
         await res.arrayBuffer();
