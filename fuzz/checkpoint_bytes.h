@@ -1,10 +1,9 @@
 #pragma once
 // A checkpoint file's bytes as log/checkpoint_files writes them: the pieces
 // of the image, then the CRC-32 of everything before it (docs/disk-format.md).
-#include <zlib.h>
-
 #include <string>
 #include <string_view>
+#include <zlib.h>
 
 #include "fuzz_check.h"
 #include "state/group_state.h"
@@ -12,9 +11,9 @@
 namespace dstream::fuzz {
 
 inline void append_crc32(std::string& bytes) {
-    const auto crc = static_cast<std::uint32_t>(
-        crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()),
-              static_cast<uInt>(bytes.size())));
+    const auto crc = static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
+                                                      reinterpret_cast<const Bytef*>(bytes.data()),
+                                                      static_cast<uInt>(bytes.size())));
     for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
 }
 

@@ -35,7 +35,8 @@ bool within_engine_bounds(const state::command& cmd) {
                 return c.end < position_bound;
             } else if constexpr (std::is_same_v<T, state::publish_snapshot>) {
                 return c.offset < position_bound;
-            } else if constexpr (std::is_same_v<T, state::retain> || std::is_same_v<T, state::add_fork_ref>) {
+            } else if constexpr (std::is_same_v<T, state::retain> ||
+                                 std::is_same_v<T, state::add_fork_ref>) {
                 return c.offset < position_bound;
             } else {
                 return true;
@@ -62,8 +63,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     state::group_state machine;
     std::uint64_t index = 0;
     while (input.size() >= 2) {
-        const std::size_t length = static_cast<std::uint8_t>(input[0]) |
-                                   (static_cast<std::size_t>(static_cast<std::uint8_t>(input[1])) << 8);
+        const std::size_t length =
+            static_cast<std::uint8_t>(input[0]) |
+            (static_cast<std::size_t>(static_cast<std::uint8_t>(input[1])) << 8);
         input.remove_prefix(2);
         const std::string_view bytes = input.substr(0, length);
         input.remove_prefix(bytes.size());
@@ -72,7 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check_round_trip(bytes, *cmd);
         if (within_engine_bounds(*cmd)) (void)machine.apply(*cmd, ++index);
     }
-    check(fuzz::check_checkpoint_round_trip(fuzz::checkpoint_bytes(machine.capture_checkpoint(0, index))),
+    check(fuzz::check_checkpoint_round_trip(
+              fuzz::checkpoint_bytes(machine.capture_checkpoint(0, index))),
           "the state's checkpoint restores");
     return 0;
 }

@@ -25,7 +25,8 @@ void offsets(std::string_view text) {
     }
     if (auto start = protocol::parse_read_start(text);
         start && start->where == protocol::read_start::kind::position) {
-        check(protocol::format_offset(start->position) == text, "a read offset renders as it was sent");
+        check(protocol::format_offset(start->position) == text,
+              "a read offset renders as it was sent");
     }
     if (auto v = protocol::parse_fork_offset(text)) {
         auto again = protocol::parse_fork_offset(protocol::format_offset(*v));
@@ -51,7 +52,8 @@ void expiry(std::string_view text) {
 void content_types(std::string_view text) {
     const std::string essence = protocol::media_type_essence(text);
     check(protocol::media_type_essence(essence) == essence, "the essence of an essence is itself");
-    check(protocol::same_media_type(text, essence), "a content type names its essence's media type");
+    check(protocol::same_media_type(text, essence),
+          "a content type names its essence's media type");
     check(protocol::is_json_media_type(text) == protocol::is_json_media_type(essence),
           "JSON-ness depends on the essence only");
     if (protocol::is_valid_content_type(text)) {
@@ -76,8 +78,8 @@ void numbers(std::string_view text) {
 void ranges(std::string_view text) {
     const auto range = edge::parse_byte_range(text);
     if (!range) return;
-    for (const std::uint64_t size : {std::uint64_t{0}, std::uint64_t{1}, range->first, range->first + 1,
-                                     range->last.value_or(0), UINT64_MAX}) {
+    for (const std::uint64_t size : {std::uint64_t{0}, std::uint64_t{1}, range->first,
+                                     range->first + 1, range->last.value_or(0), UINT64_MAX}) {
         const auto span = edge::resolve_byte_range(*range, size);
         if (!span) continue;
         check(span->length > 0 && span->first < size && span->length <= size - span->first,
@@ -117,12 +119,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     const std::string_view text = fuzz::as_text(data + 1, size - 1);
     switch (data[0] % 6) {
-        case 0: offsets(text); break;
-        case 1: expiry(text); break;
-        case 2: content_types(text); break;
-        case 3: numbers(text); break;
-        case 4: ranges(text); break;
-        case 5: cursors(text); break;
+        case 0:
+            offsets(text);
+            break;
+        case 1:
+            expiry(text);
+            break;
+        case 2:
+            content_types(text);
+            break;
+        case 3:
+            numbers(text);
+            break;
+        case 4:
+            ranges(text);
+            break;
+        case 5:
+            cursors(text);
+            break;
     }
     return 0;
 }

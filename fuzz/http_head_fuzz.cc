@@ -3,9 +3,10 @@
 // split where the input says, then what the dispatcher and the handlers parse
 // out of a head: the target, its route and subresource, the query parameters
 // and the protocol's headers.
+#include <string>
+
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
-#include <string>
 
 #include "edge/byte_range.h"
 #include "edge/headers.h"
@@ -48,7 +49,8 @@ bool parse_head(edge::request_parser& parser, std::string_view first, std::strin
 
 void parse_target(std::string_view target) {
     const edge::request_target parts = edge::split_request_target(target);
-    check(parts.path.size() + parts.query.size() <= target.size(), "the target's parts are inside it");
+    check(parts.path.size() + parts.query.size() <= target.size(),
+          "the target's parts are inside it");
     if (auto route = edge::resolve_route(parts.path)) {
         if (route->what == edge::route::kind::stream && route->where == edge::surface::bucketed) {
             check(route->key.size() <= edge::max_stream_key_bytes, "a bucketed key fits 122 bytes");
@@ -62,7 +64,8 @@ void parse_target(std::string_view target) {
         }
     }
     if (auto query = edge::query_params::parse(parts.query)) {
-        for (const char* name : {"offset", "live", "cursor", "timeout_ms", "max_bytes", "consistency"}) {
+        for (const char* name :
+             {"offset", "live", "cursor", "timeout_ms", "max_bytes", "consistency"}) {
             const auto value = query->single(name);
             check(!value || value->has_value() == query->has(name), "single() agrees with has()");
             if (value && *value && std::string_view(name) == "offset") {
@@ -100,7 +103,8 @@ void parse_headers(const edge::request& req, std::uint64_t body_size) {
     }
     if (auto range = edge::parse_byte_range(view(req[http::field::range]))) {
         if (auto span = edge::resolve_byte_range(*range, body_size)) {
-            check(span->length > 0 && span->first < body_size && span->length <= body_size - span->first,
+            check(span->length > 0 && span->first < body_size &&
+                      span->length <= body_size - span->first,
                   "a resolved range lies inside the body");
         }
     }
@@ -116,18 +120,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The server's look at the head as it arrives, in the same two reads.
     edge::request_head_scan scan;
     auto early = edge::check_request_head(input.substr(0, split), scan);
-    if (early == edge::request_head_check::incomplete) early = edge::check_request_head(input, scan);
+    if (early == edge::request_head_check::incomplete)
+        early = edge::check_request_head(input, scan);
     edge::request_parser parser;
     edge::prepare_head_parser(parser);
     const bool parsed = parse_head(parser, input.substr(0, split), input.substr(split));
     if (early == edge::request_head_check::complete) {
-        check(!parsed || parser.is_header_done(), "Beast decides a head the early check found complete");
+        check(!parsed || parser.is_header_done(),
+              "Beast decides a head the early check found complete");
     }
     if (!parsed || !parser.is_header_done()) return 0;
     // What Beast accepts within the limit, the early check never refuses: it
     // only answers sooner what Beast would refuse or wait on forever.
-    check(early == edge::request_head_check::complete || early == edge::request_head_check::too_large,
-          "the early check passes every head Beast accepts");
+    check(
+        early == edge::request_head_check::complete || early == edge::request_head_check::too_large,
+        "the early check passes every head Beast accepts");
 
     const edge::request& req = parser.get();
     parse_target(view(req.target()));

@@ -36,12 +36,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const std::string& stored = allowed->stored;
     check(stored.size() <= body.size() + 1, "normalizing never grows the text but for one LF");
-    check(static_cast<std::size_t>(std::count(stored.begin(), stored.end(), '\n')) == allowed->count,
-          "each message ends in the only LF it holds");
+    check(
+        static_cast<std::size_t>(std::count(stored.begin(), stored.end(), '\n')) == allowed->count,
+        "each message ends in the only LF it holds");
     check(allowed->count == 0 || stored.back() == '\n', "the stored text ends with a message's LF");
     if (allowed->count == 0) return 0;
 
-    auto again = protocol::normalize_json_body(as_array_body(stored), protocol::empty_array_rule::reject);
+    auto again =
+        protocol::normalize_json_body(as_array_body(stored), protocol::empty_array_rule::reject);
     check(again.ok(), "stored messages are valid JSON");
     check(again->stored == stored && again->count == allowed->count,
           "stored messages are already normalized");

@@ -22,7 +22,8 @@ void check_prefixes_are_truncated(std::string_view record) {
         if (cut >= record.size()) continue;
         log::wal_record r;
         std::size_t used = 0;
-        check(log::decode_wal_record(record.substr(0, cut), r, used) == log::wal_decode_status::truncated,
+        check(log::decode_wal_record(record.substr(0, cut), r, used) ==
+                  log::wal_decode_status::truncated,
               "a strict prefix of a record is truncated");
     }
 }
@@ -36,8 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::size_t used = 0;
         const auto status = log::decode_wal_record(segment, record, used);
         if (status != log::wal_decode_status::ok) break;
-        check(used >= log::wal_record_header_bytes && used <= segment.size(), "a record lies in the bytes");
-        check(record.payload.size() == used - log::wal_record_header_bytes, "the payload fills the record");
+        check(used >= log::wal_record_header_bytes && used <= segment.size(),
+              "a record lies in the bytes");
+        check(record.payload.size() == used - log::wal_record_header_bytes,
+              "the payload fills the record");
         std::string encoded;
         log::append_wal_record(encoded, record.group, record.index, record.payload);
         check(encoded == segment.substr(0, used), "a decoded record encodes to its own bytes");

@@ -13,8 +13,8 @@ bool fsync_directory(const std::filesystem::path& dir) {
     return ok;
 }
 
-bool create_durable_directories(const std::filesystem::path& base,
-                                const std::filesystem::path& dir, std::error_code& ec) {
+bool create_durable_directories(const std::filesystem::path& base, const std::filesystem::path& dir,
+                                std::error_code& ec) {
     std::filesystem::create_directories(dir, ec);
     if (ec) return false;
     for (auto p = dir; p != base && p.has_relative_path(); p = p.parent_path()) {

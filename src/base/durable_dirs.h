@@ -15,8 +15,8 @@ bool fsync_directory(const std::filesystem::path& dir);
 // and has not synced yet, or one a crashed process never synced: trusting it
 // would let a file written below it vanish with it at a power cut.
 // Returns false (with `ec` set when the creation itself failed) on failure.
-bool create_durable_directories(const std::filesystem::path& base,
-                                const std::filesystem::path& dir, std::error_code& ec);
+bool create_durable_directories(const std::filesystem::path& base, const std::filesystem::path& dir,
+                                std::error_code& ec);
 
 // The same from the nearest existing ancestor of `dir`'s parent: `dir` and
 // every ancestor this call creates.

@@ -1,27 +1,27 @@
 // The dstream command: `dstream serve` runs a node.
+#include <chrono>
+#include <filesystem>
+#include <malloc.h>
+#include <optional>
+#include <thread>
 #include <utility>
+
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
-#include <malloc.h>
 #include <sys/resource.h>
-
-#include <chrono>
-#include <filesystem>
-#include <optional>
-#include <thread>
 
 #include "cli/serve_options.h"
 #include "edge/server.h"
 #include "log/memory_log.h"
 #include "log/node_wal.h"
 #include "log/wal_group_log.h"
-#include "storage/chunk_cache.h"
-#include "storage/local_dir_object_store.h"
 #include "runtime/node_identity.h"
 #include "service/engine.h"
+#include "storage/chunk_cache.h"
+#include "storage/local_dir_object_store.h"
 
 namespace {
 
@@ -42,7 +42,8 @@ void sweep_orphan_objects(storage::object_store& store, const service::engine& e
             if (!referenced.contains(key) && store.remove(key)) ++removed;
         }
     }
-    spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(), removed);
+    spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(),
+                 removed);
 }
 
 // Every connection holds a descriptor: take the hard limit rather than the
@@ -94,17 +95,20 @@ int run_serve(const cli::serve_options& opts) {
         cold.store = store.get();
         cold.cache = &cache;
         cold.io = io_pool.get_executor();
-        cold.group_hot_budget = std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
+        cold.group_hot_budget =
+            std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
         checkpoints = std::make_unique<log::checkpoint_files>(dir / "checkpoints");
         engine.emplace(io, meta.group_count, cold,
                        service::checkpointing{checkpoints.get(), opts.checkpoint_bytes});
-        wal = std::make_unique<log::node_wal>(log::wal_options{dir / "wal", opts.wal_segment_bytes});
+        wal =
+            std::make_unique<log::node_wal>(log::wal_options{dir / "wal", opts.wal_segment_bytes});
         const auto started = std::chrono::steady_clock::now();
         engine->restore_checkpoints(*checkpoints);
         // A group's log continues past its checkpoint even when recovery
         // finds none of its records (their segments were deleted).
         std::vector<std::uint64_t> last_index(meta.group_count, 0);
-        for (std::size_t g = 0; g < meta.group_count; ++g) last_index[g] = engine->checkpoint_index(g);
+        for (std::size_t g = 0; g < meta.group_count; ++g)
+            last_index[g] = engine->checkpoint_index(g);
         const log::wal_recovery recovered =
             wal->recover([&](std::uint32_t group, std::uint64_t index, std::string_view record) {
                 engine->replay(group, index, record);
@@ -112,8 +116,8 @@ int run_serve(const cli::serve_options& opts) {
             });
         const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - started);
-        spdlog::info("recovered {} log records ({} bytes, {} segments) in {} ms{}", recovered.records,
-                     recovered.bytes, recovered.segments, took.count(),
+        spdlog::info("recovered {} log records ({} bytes, {} segments) in {} ms{}",
+                     recovered.records, recovered.bytes, recovered.segments, took.count(),
                      recovered.torn_tail_cut ? "; cut a torn tail" : "");
         engine->attach_logs([&](std::size_t i, boost::asio::any_io_executor strand) {
             return std::make_unique<log::wal_group_log>(*wal, static_cast<std::uint32_t>(i),

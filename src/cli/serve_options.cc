@@ -1,6 +1,7 @@
 #include "cli/serve_options.h"
 
 #include <stdexcept>
+
 #include <toml++/toml.h>
 
 namespace dstream::cli {
@@ -9,9 +10,7 @@ namespace {
 // Flags the user set explicitly: they take precedence over the config file.
 CLI::App* serve_app = nullptr;
 
-bool flag_given(const char* name) {
-    return serve_app != nullptr && serve_app->count(name) > 0;
-}
+bool flag_given(const char* name) { return serve_app != nullptr && serve_app->count(name) > 0; }
 
 }  // namespace
 
@@ -35,8 +34,7 @@ void add_serve_flags(CLI::App& app, serve_options& opts) {
                    "chunk files (durable mode)")
         ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 40))
         ->capture_default_str();
-    app.add_option("--chunk-cache-bytes", opts.chunk_cache_bytes,
-                   "Memory for recently read chunks")
+    app.add_option("--chunk-cache-bytes", opts.chunk_cache_bytes, "Memory for recently read chunks")
         ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 40))
         ->capture_default_str();
     app.add_option("--checkpoint-bytes", opts.checkpoint_bytes,
@@ -67,12 +65,15 @@ void apply_config_file(serve_options& opts) {
     try {
         table = toml::parse_file(opts.config_file);
     } catch (const toml::parse_error& e) {
-        throw std::runtime_error("config " + opts.config_file + ": " + std::string(e.description()));
+        throw std::runtime_error("config " + opts.config_file + ": " +
+                                 std::string(e.description()));
     }
     const auto read_string = [&](const char* key, const char* flag, std::string& out) {
         if (auto v = table[key]; v && !flag_given(flag)) {
             auto s = v.value<std::string>();
-            if (!s) throw std::runtime_error(std::string("config setting '") + key + "' must be a string");
+            if (!s)
+                throw std::runtime_error(std::string("config setting '") + key +
+                                         "' must be a string");
             out = *s;
         }
     };
@@ -93,9 +94,10 @@ void apply_config_file(serve_options& opts) {
     read_string("log_level", "--log-level", opts.log_level);
     read_number("threads", "--threads", opts.threads, 1, 256);
     read_number("groups", "--groups", opts.groups, 1, 4096);
-    read_number("hot_bytes", "--hot-bytes", opts.hot_bytes, std::int64_t{1} << 20, std::int64_t{1} << 40);
-    read_number("checkpoint_bytes", "--checkpoint-bytes", opts.checkpoint_bytes, std::int64_t{1} << 16,
+    read_number("hot_bytes", "--hot-bytes", opts.hot_bytes, std::int64_t{1} << 20,
                 std::int64_t{1} << 40);
+    read_number("checkpoint_bytes", "--checkpoint-bytes", opts.checkpoint_bytes,
+                std::int64_t{1} << 16, std::int64_t{1} << 40);
     read_number("wal_segment_bytes", "--wal-segment-bytes", opts.wal_segment_bytes,
                 std::int64_t{1} << 16, std::int64_t{1} << 32);
     read_number("idle_timeout", "--idle-timeout", opts.idle_timeout_s, 1, 3600);
@@ -115,7 +117,8 @@ std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
         throw std::runtime_error("--listen must be HOST:PORT, got '" + listen + "'");
     }
     std::string host = listen.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
     unsigned long port = 0;
     try {
         std::size_t used = 0;

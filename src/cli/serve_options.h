@@ -1,8 +1,9 @@
 #pragma once
 // The settings of `dstream serve`: flags, and the same keys in a TOML file.
-#include <CLI/CLI.hpp>
 #include <string>
 #include <utility>
+
+#include <CLI/CLI.hpp>
 
 namespace dstream::cli {
 

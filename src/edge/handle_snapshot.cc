@@ -19,7 +19,8 @@ protocol::body_digest snapshot_digest(std::string_view content_type, std::string
     std::string covered;
     covered.reserve(8 + content_type.size() + body.size());
     for (int i = 0; i < 8; ++i) {
-        covered.push_back(static_cast<char>((static_cast<std::uint64_t>(content_type.size()) >> (8 * i)) & 0xff));
+        covered.push_back(
+            static_cast<char>((static_cast<std::uint64_t>(content_type.size()) >> (8 * i)) & 0xff));
     }
     covered.append(content_type);
     covered.append(body);
@@ -35,8 +36,8 @@ void name_snapshot(response& res, const state::apply_result& r) {
 boost::asio::awaitable<void> publish(exchange& ex, std::uint64_t offset) {
     request& req = ex.req();
     if (req.count(hdr::stream_snapshot_parts) > 0) {
-        response res = ex.make_error(make_error(error_code::unsupported,
-                                                "snapshot uploads in parts are not supported yet"));
+        response res = ex.make_error(
+            make_error(error_code::unsupported, "snapshot uploads in parts are not supported yet"));
         co_await ex.send(res);
         co_return;
     }
@@ -51,7 +52,8 @@ boost::asio::awaitable<void> publish(exchange& ex, std::uint64_t offset) {
     cmd.key = ex.target().key;
     cmd.if_incarnation = *incarnation;
     cmd.offset = offset;
-    cmd.content_type = *content_type ? std::string(**content_type) : std::string(protocol::default_content_type);
+    cmd.content_type =
+        *content_type ? std::string(**content_type) : std::string(protocol::default_content_type);
     cmd.digest = snapshot_digest(cmd.content_type, req.body());
     cmd.size = req.body().size();
     cmd.body = std::move(req.body());
@@ -82,7 +84,8 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
         co_return;
     }
     // Metadata first: 404 and 410 come before 416, then 412, then 304.
-    service::snapshot_view meta = co_await ex.service().read_snapshot(ex.target().key, offset, 0, 0);
+    service::snapshot_view meta =
+        co_await ex.service().read_snapshot(ex.target().key, offset, 0, 0);
     if (meta.refusal) {
         response res = render_read_refusal(ex, *meta.refusal, meta.incarnation);
         co_await ex.send(res);
@@ -113,8 +116,9 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
     if (range) {
         const auto selected = resolve_byte_range(*range, meta.size);
         if (!selected) {
-            response res = ex.make_error(make_error(error_code::range_not_satisfiable,
-                                                    "the range starts past the end of the snapshot"));
+            response res =
+                ex.make_error(make_error(error_code::range_not_satisfiable,
+                                         "the range starts past the end of the snapshot"));
             res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
             res.set(http::field::content_range, "bytes */" + std::to_string(meta.size));
             co_await ex.send(res);
@@ -135,12 +139,14 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
         co_await ex.send(res);
         co_return;
     }
-    service::snapshot_view view = co_await ex.service().read_snapshot(ex.target().key, offset, span.first, span.length);
+    service::snapshot_view view =
+        co_await ex.service().read_snapshot(ex.target().key, offset, span.first, span.length);
     if (view.refusal || view.digest != meta.digest) {
         // Replaced between the two looks: answer as a fresh request would.
-        response res = ex.make_error(view.refusal ? *view.refusal
-                                                  : make_error(error_code::snapshot_not_found,
-                                                               "no latest snapshot at this offset"));
+        response res =
+            ex.make_error(view.refusal ? *view.refusal
+                                       : make_error(error_code::snapshot_not_found,
+                                                    "no latest snapshot at this offset"));
         co_await ex.send(res);
         co_return;
     }
@@ -149,8 +155,8 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
     res.set(http::field::content_type, view.content_type);
     if (range) {
         res.set(http::field::content_range, "bytes " + std::to_string(view.first) + "-" +
-                                                 std::to_string(view.first + view.length - 1) + "/" +
-                                                 std::to_string(view.size));
+                                                std::to_string(view.first + view.length - 1) + "/" +
+                                                std::to_string(view.size));
     }
     co_await ex.send_slices(res, view.body);
 }

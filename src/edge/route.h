@@ -15,11 +15,11 @@ enum class surface {
 
 struct route {
     enum class kind {
-        stream,             // a stream itself
-        stream_subresource, // {stream}/snapshot/..., bootstrap, retention, incarnation/...
-        bucket,             // /{bucket_id}
-        reserved,           // /v1/stream/__ds/... (subscriptions)
-        operator_path,      // /__ursula/...
+        stream,              // a stream itself
+        stream_subresource,  // {stream}/snapshot/..., bootstrap, retention, incarnation/...
+        bucket,              // /{bucket_id}
+        reserved,            // /v1/stream/__ds/... (subscriptions)
+        operator_path,       // /__ursula/...
         none,
     } what = kind::none;
     surface where = surface::bucketed;

@@ -139,11 +139,12 @@ asio::awaitable<void> server::serve_connection(connection_socket* socket) {
             }
             if (ec) {
                 spdlog::debug("unparseable request head: {}", ec.message());
-                const std::string why =
-                    ec == http::error::header_limit
-                        ? "the request head exceeds " + std::to_string(max_request_head_bytes) + " bytes"
-                        : "malformed HTTP request";
-                co_await send_early_error(stream, _options, protocol::error_code::invalid_request, why);
+                const std::string why = ec == http::error::header_limit
+                                            ? "the request head exceeds " +
+                                                  std::to_string(max_request_head_bytes) + " bytes"
+                                            : "malformed HTTP request";
+                co_await send_early_error(stream, _options, protocol::error_code::invalid_request,
+                                          why);
                 break;
             }
             const auto& head = parser.get();

@@ -59,7 +59,10 @@ std::uint64_t ms_between(unix_ms since, unix_ms now) {
 }
 
 result<std::uint64_t> parse_ttl_seconds(std::string_view text) {
-    const auto bad = [] { return make_error(error_code::invalid_header, "Stream-TTL must be a non-negative integer without leading zeros"); };
+    const auto bad = [] {
+        return make_error(error_code::invalid_header,
+                          "Stream-TTL must be a non-negative integer without leading zeros");
+    };
     if (text.empty() || text.size() > 15) return bad();
     if (text.size() > 1 && text[0] == '0') return bad();
     std::uint64_t value = 0;
@@ -71,7 +74,10 @@ result<std::uint64_t> parse_ttl_seconds(std::string_view text) {
 }
 
 result<unix_ms> parse_rfc3339(std::string_view text) {
-    const auto bad = [] { return make_error(error_code::invalid_header, "Stream-Expires-At must be an RFC 3339 timestamp"); };
+    const auto bad = [] {
+        return make_error(error_code::invalid_header,
+                          "Stream-Expires-At must be an RFC 3339 timestamp");
+    };
     std::string_view s = text;
     unsigned year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
     if (!read_digits(s, 4, year) || !expect_char(s, '-') || !read_digits(s, 2, month) ||
@@ -125,7 +131,8 @@ result<unix_ms> parse_rfc3339(std::string_view text) {
     // edge; RFC 3339 cannot write the UTC instant then (Stream-Expires-At is
     // rendered back in UTC), so it is refused like any other bad date.
     constexpr unix_ms day_ms = 86'400'000;
-    if (instant < days_from_civil(0, 1, 1) * day_ms || instant >= days_from_civil(10000, 1, 1) * day_ms) {
+    if (instant < days_from_civil(0, 1, 1) * day_ms ||
+        instant >= days_from_civil(10000, 1, 1) * day_ms) {
         return bad();
     }
     return instant;

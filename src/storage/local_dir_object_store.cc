@@ -1,11 +1,10 @@
 #include "storage/local_dir_object_store.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <stdexcept>
+#include <unistd.h>
 
 #include "base/durable_dirs.h"
 
@@ -16,15 +15,14 @@ namespace fs = std::filesystem;
 using protocol::error_code;
 
 // Errors name no path (extensions 11: no object keys in messages); the log has them.
-error store_failure() {
-    return make_error(error_code::cold_store_failed, "the cold store failed");
-}
+error store_failure() { return make_error(error_code::cold_store_failed, "the cold store failed"); }
 
 }  // namespace
 
 local_dir_object_store::local_dir_object_store(fs::path root) : _root(std::move(root)) {
     std::error_code ec;
-    if (!create_durable_directories(_root, ec)) throw std::runtime_error("cannot create " + _root.string());
+    if (!create_durable_directories(_root, ec))
+        throw std::runtime_error("cannot create " + _root.string());
 }
 
 fs::path local_dir_object_store::path_of(const std::string& key) const { return _root / key; }
@@ -62,8 +60,8 @@ status local_dir_object_store::get(const std::string& key, std::uint64_t offset,
     out.resize(length);
     std::size_t done = 0;
     while (done < length) {
-        const ssize_t n = ::pread(fd, out.data() + done, length - done,
-                                  static_cast<off_t>(offset + done));
+        const ssize_t n =
+            ::pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         done += static_cast<std::size_t>(n);

@@ -49,8 +49,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include <sys/stat.h>
 
 enum { id_bytes = 48 };
 
@@ -86,7 +87,8 @@ static void die(const char* what, const char* path) {
 }
 
 // snprintf that refuses to cut: a truncated path would model another file.
-__attribute__((format(printf, 3, 4))) static void format(char* out, size_t size, const char* fmt, ...) {
+__attribute__((format(printf, 3, 4))) static void format(char* out, size_t size, const char* fmt,
+                                                         ...) {
     va_list args;
     va_start(args, fmt);
     const int n = vsnprintf(out, size, fmt, args);
@@ -244,7 +246,8 @@ static void detach(ino_t ino) {
         state_path(to, "content/", kept);
         if (link(from, to) != 0 && errno != ENOENT) die("cannot link", from);
         for (size_t i = 0; i < shim.count; ++i) {
-            if (strcmp(shim.entries[i].id, id) == 0) format(shim.entries[i].id, id_bytes, "%s", kept);
+            if (strcmp(shim.entries[i].id, id) == 0)
+                format(shim.entries[i].id, id_bytes, "%s", kept);
         }
         save_entries();
     }
@@ -325,7 +328,7 @@ static void take_everything(const char* abs, const char* rel) {
 static struct began {
     ino_t ino;
     unsigned long ticket;
-}* saved_syncs;
+} * saved_syncs;
 static size_t saved_count;
 static unsigned long tickets;
 

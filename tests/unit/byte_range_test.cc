@@ -1,9 +1,9 @@
 #include "edge/byte_range.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 namespace dstream::edge {
 namespace {
@@ -35,10 +35,10 @@ TEST(ByteRange, TheUnitIsCaseInsensitive) {
 }
 
 TEST(ByteRange, AnythingElseMeansTheWholeBody) {
-    for (const char* h : {"", "bytes=", "bytes=-", "bytes=-0", "bytes=5-2", "bytes=1-2,4-5",
-                          "bytes=a-b", "bytes= 1-2", "bytes=1 -2", "bytes=+1-2", "bytes=--1",
-                          "items=0-1", "bytes 0-1", "bytes=1-2-3", "bytes=18446744073709551616-",
-                          "bytes=-18446744073709551616"}) {
+    for (const char* h :
+         {"", "bytes=", "bytes=-", "bytes=-0", "bytes=5-2", "bytes=1-2,4-5", "bytes=a-b",
+          "bytes= 1-2", "bytes=1 -2", "bytes=+1-2", "bytes=--1", "items=0-1", "bytes 0-1",
+          "bytes=1-2-3", "bytes=18446744073709551616-", "bytes=-18446744073709551616"}) {
         SCOPED_TRACE(h);
         EXPECT_FALSE(parse_byte_range(h));
     }

@@ -1,10 +1,10 @@
 #include "base/durable_dirs.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace dstream {
 namespace {
@@ -49,7 +49,11 @@ TEST_F(DurableDirs, StartsAtTheNearestExistingAncestor) {
 TEST_F(DurableDirs, FailsWhereADirectoryCannotBe) {
     std::error_code ec;
     const fs::path file = _root / "file";
-    { std::FILE* f = std::fopen(file.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+    {
+        std::FILE* f = std::fopen(file.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fclose(f);
+    }
     EXPECT_FALSE(create_durable_directories(_root, file / "below", ec));
     EXPECT_TRUE(ec);
 }
