@@ -5,10 +5,15 @@
 LISTEN   ?= 127.0.0.1:4437
 DATA_DIR ?= ./data
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
+# `make fuzz`: seconds per target, and which targets (fuzz/<name>_fuzz.cc).
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?= $(patsubst fuzz/%_fuzz.cc,%,$(wildcard fuzz/*_fuzz.cc))
+# `make soak`: how long, and where its report goes.
+SOAK_MINUTES ?= 30
 
 .DEFAULT_GOAL := build
 .NOTPARALLEL:
-.PHONY: deps build run test asan format tidy clean
+.PHONY: deps build run test asan fuzz-build fuzz soak format tidy clean
 
 deps:
 	@scripts/install-deps
@@ -20,9 +25,29 @@ build: deps
 run: build
 	exec build/dstream serve --listen $(LISTEN) --data-dir $(DATA_DIR)
 
-# ctest's summary is the last thing this target prints.
-test: build
+# ctest's summary is the last thing this target prints. The fuzz tests run
+# the fuzz tree's targets for a few seconds each (skipped without clang).
+test: build fuzz-build
 	@ctest --preset default
+
+# The libFuzzer targets need clang; without it their tests are skipped.
+fuzz-build: deps
+	@if command -v clang++ >/dev/null 2>&1; then \
+	  cmake --preset fuzz && cmake --build --preset fuzz; \
+	else \
+	  echo "clang++ not found: the fuzz targets are not built and their tests are skipped"; \
+	fi
+
+# Longer fuzzing than `make test`: FUZZ_SECONDS per target (fuzz/README.md).
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  fuzz/run.sh build-fuzz/fuzz/$${t}_fuzz fuzz/corpus/$$t $(FUZZ_SECONDS) build-fuzz/runs/$$t || exit 1; \
+	done
+
+# Not part of `make test`: SOAK_MINUTES of mixed load, restarts and checks
+# (tests/soak/soak.mjs). It prints the RSS every 30 s and a verdict.
+soak: build
+	DSTREAM_BIN=build/dstream SOAK_MINUTES=$(SOAK_MINUTES) node tests/soak/soak.mjs
 
 asan: deps
 	cmake --preset asan
@@ -40,4 +65,4 @@ tidy: deps
 	  xargs -0 -r -n 4 -P $(NPROC) clang-tidy -p build --quiet
 
 clean:
-	rm -rf build build-debug build-asan
+	rm -rf build build-debug build-asan build-fuzz

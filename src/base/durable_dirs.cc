@@ -3,8 +3,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <vector>
-
 namespace dstream {
 
 bool fsync_directory(const std::filesystem::path& dir) {
@@ -15,18 +13,23 @@ bool fsync_directory(const std::filesystem::path& dir) {
     return ok;
 }
 
-bool create_durable_directories(const std::filesystem::path& dir, std::error_code& ec) {
-    std::vector<std::filesystem::path> missing;
-    for (auto p = dir; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
-        missing.push_back(p);
-        if (p == p.parent_path()) break;
-    }
+bool create_durable_directories(const std::filesystem::path& base, const std::filesystem::path& dir,
+                                std::error_code& ec) {
     std::filesystem::create_directories(dir, ec);
     if (ec) return false;
-    for (const auto& made : missing) {
-        if (!fsync_directory(made.parent_path().empty() ? "." : made.parent_path())) return false;
+    for (auto p = dir; p != base && p.has_relative_path(); p = p.parent_path()) {
+        const auto parent = p.parent_path();
+        if (!fsync_directory(parent.empty() ? "." : parent)) return false;
     }
     return true;
+}
+
+bool create_durable_directories(const std::filesystem::path& dir, std::error_code& ec) {
+    auto base = dir.parent_path();
+    while (!base.empty() && base != base.parent_path() && !std::filesystem::exists(base, ec)) {
+        base = base.parent_path();
+    }
+    return create_durable_directories(base, dir, ec);
 }
 
 }  // namespace dstream

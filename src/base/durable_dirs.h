@@ -9,8 +9,17 @@ namespace dstream {
 // fsync of a directory; false on failure.
 bool fsync_directory(const std::filesystem::path& dir);
 
-// create_directories() that fsyncs the parent of every directory it made.
+// Makes `dir` and every directory between `base` and it durable: creates what
+// is missing, then fsyncs the parent of each of them, whether this call
+// created it or found it. A directory found may be one another thread created
+// and has not synced yet, or one a crashed process never synced: trusting it
+// would let a file written below it vanish with it at a power cut.
 // Returns false (with `ec` set when the creation itself failed) on failure.
+bool create_durable_directories(const std::filesystem::path& base, const std::filesystem::path& dir,
+                                std::error_code& ec);
+
+// The same from the nearest existing ancestor of `dir`'s parent: `dir` and
+// every ancestor this call creates.
 bool create_durable_directories(const std::filesystem::path& dir, std::error_code& ec);
 
 }  // namespace dstream

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -57,6 +58,19 @@ void sweep_orphan_objects(storage::object_store& store, service::engine& engine)
     engine.sweep_staged_parts();
 }
 
+// Every connection holds a descriptor: take the hard limit rather than the
+// soft one a shell leaves (often 1024), so that thousands of clients fit.
+rlim_t raise_descriptor_limit() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+    if (limit.rlim_cur < limit.rlim_max) {
+        rlimit raised = limit;
+        raised.rlim_cur = limit.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return raised.rlim_cur;
+    }
+    return limit.rlim_cur;
+}
+
 int run_serve(const cli::serve_options& opts) {
     // Before any other thread starts: they all inherit the blocked signals.
     cli::stop_signals signals;
@@ -65,11 +79,15 @@ int run_serve(const cli::serve_options& opts) {
     // the heap (glibc would otherwise raise its mmap threshold as they free).
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     spdlog::set_level(spdlog::level::from_str(opts.log_level));
+    const rlim_t descriptors = raise_descriptor_limit();
+    spdlog::info("descriptor limit {}", static_cast<unsigned long>(descriptors));
     const auto [host, port] = cli::split_listen(opts.listen);
     cli::node_metrics::get();
 
     edge::edge_options edge_opts;
     edge_opts.access_log = opts.access_log;
+    edge_opts.idle_timeout = std::chrono::seconds(opts.idle_timeout);
+    edge_opts.body_timeout = std::chrono::seconds(opts.body_timeout);
     edge_opts.limits = edge::admission_limits{opts.ingress_body_bytes, opts.max_live_reads,
                                               opts.max_live_reads_per_stream};
     boost::asio::io_context io(static_cast<int>(opts.threads));

@@ -36,6 +36,10 @@ struct serve_options {
     std::uint64_t ingress_body_bytes = 0;
     std::uint64_t max_live_reads = 0;
     std::uint64_t max_live_reads_per_stream = 0;
+    // Slow or idle clients: the whole request head, and the whole body, must
+    // arrive within these (a byte now and then does not extend them).
+    std::uint64_t idle_timeout = 0;
+    std::uint64_t body_timeout = 0;
 };
 
 // The table, each row bound to its field of `opts`.

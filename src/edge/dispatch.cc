@@ -95,17 +95,10 @@ boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
                                       service::stream_service& service, const edge_options& options,
                                       answer_summary& summary,
                                       std::unique_ptr<service::part_upload>& part_upload) {
-    std::string_view target(req.target().data(), req.target().size());
-    // RFC 9112 3.2.2: an absolute-form target names the authority itself.
-    if (target.starts_with("http://") || target.starts_with("https://")) {
-        const auto path = target.find('/', target.find("//") + 2);
-        target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
-    }
-    const auto question = target.find('?');
-    auto resolved = resolve_route(target.substr(0, question));
-    auto query = query_params::parse(question == std::string_view::npos
-                                         ? std::string_view{}
-                                         : target.substr(question + 1));
+    const request_target target =
+        split_request_target(std::string_view(req.target().data(), req.target().size()));
+    auto resolved = resolve_route(target.path);
+    auto query = query_params::parse(target.query);
     summary.kind =
         resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;
     const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);

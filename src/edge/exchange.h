@@ -13,6 +13,7 @@
 #include <boost/beast/http.hpp>
 
 #include "base/result.h"
+#include "edge/message.h"
 #include "edge/query.h"
 #include "edge/request_kind.h"
 #include "edge/route.h"
@@ -20,10 +21,6 @@
 #include "storage/hot_bytes.h"
 
 namespace dstream::edge {
-
-namespace http = boost::beast::http;
-using request = http::request<http::string_body>;
-using response = http::response<http::string_body>;
 
 struct edge_options {
     std::string cluster_id;

@@ -1,6 +1,7 @@
 // extensions 2.2 (publish) and 2.5 (read) of {stream}/snapshot/{offset}.
 #include <charconv>
 
+#include "edge/byte_range.h"
 #include "edge/handlers.h"
 #include "edge/headers.h"
 #include "edge/read_common.h"
@@ -13,48 +14,6 @@ namespace dstream::edge {
 namespace {
 
 using protocol::error_code;
-
-// A single byte range of RFC 9110: first-last, first- or -suffix. Anything
-// else (several ranges, unparseable) means the whole body.
-struct byte_range {
-    bool suffix = false;
-    std::uint64_t first = 0;
-    std::optional<std::uint64_t> last;
-};
-
-std::optional<byte_range> parse_range(std::string_view header) {
-    if (!header.starts_with("bytes=")) return std::nullopt;
-    header.remove_prefix(6);
-    if (header.find(',') != std::string_view::npos) return std::nullopt;
-    const auto dash = header.find('-');
-    if (dash == std::string_view::npos) return std::nullopt;
-    const auto number = [](std::string_view t) -> std::optional<std::uint64_t> {
-        std::uint64_t v = 0;
-        if (t.empty()) return std::nullopt;
-        auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-        if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
-        return v;
-    };
-    byte_range r;
-    const std::string_view a = header.substr(0, dash);
-    const std::string_view b = header.substr(dash + 1);
-    if (a.empty()) {
-        auto n = number(b);
-        if (!n || *n == 0) return std::nullopt;
-        r.suffix = true;
-        r.first = *n;
-        return r;
-    }
-    auto first = number(a);
-    if (!first) return std::nullopt;
-    r.first = *first;
-    if (!b.empty()) {
-        auto last = number(b);
-        if (!last || *last < *first) return std::nullopt;
-        r.last = *last;
-    }
-    return r;
-}
 
 boost::asio::awaitable<void> publish(exchange& ex, std::uint64_t offset) {
     request& req = ex.req();
@@ -103,7 +62,7 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
     std::optional<byte_range> range;
     if (!not_modified && ex.req().count(http::field::if_range) == 0) {
         const auto header = ex.req()[http::field::range];
-        range = parse_range(std::string_view(header.data(), header.size()));
+        range = parse_byte_range(std::string_view(header.data(), header.size()));
     }
     const auto describe = [&](response& res) {
         res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
@@ -119,23 +78,18 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
         res.set(http::field::accept_ranges, "bytes");
         res.set(http::field::cache_control, "no-store");
     };
-    std::uint64_t first = 0;
-    std::uint64_t length = meta.size;
+    byte_span span{0, meta.size};
     if (range) {
-        if (range->suffix && meta.size > 0) {
-            length = std::min(range->first, meta.size);
-            first = meta.size - length;
-        } else if (range->suffix || range->first >= meta.size) {
+        const auto selected = resolve_byte_range(*range, meta.size);
+        if (!selected) {
             response res = ex.make_error(make_error(error_code::range_not_satisfiable,
                                                     "the range starts past the end of the snapshot"));
             res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
             res.set(http::field::content_range, "bytes */" + std::to_string(meta.size));
             co_await ex.send(res);
             co_return;
-        } else {
-            first = range->first;
-            length = std::min(range->last.value_or(meta.size - 1), meta.size - 1) - first + 1;
         }
+        span = *selected;
     }
     if (*incarnation && **incarnation != meta.incarnation) {
         response res = ex.make_error(make_error(error_code::incarnation_mismatch,
@@ -150,7 +104,7 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
         co_await ex.send(res);
         co_return;
     }
-    service::snapshot_view view = co_await ex.service().read_snapshot(ex.target().key, offset, first, length);
+    service::snapshot_view view = co_await ex.service().read_snapshot(ex.target().key, offset, span.first, span.length);
     if (view.refusal || view.digest != meta.digest) {
         // Replaced between the two looks: answer as a fresh request would.
         response res = ex.make_error(view.refusal ? *view.refusal

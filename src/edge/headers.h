@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "base/result.h"
-#include "edge/exchange.h"
+#include "edge/message.h"
 #include "state/command.h"
 
 namespace dstream::edge::hdr {

@@ -21,7 +21,9 @@ constexpr std::string_view operator_prefix = "/__ursula/";
 // extensions 1.1: UTF-8 (validated by the caller's decoding), no '/', NUL,
 // `..`, not `streams`, not starting with `$`.
 status check_stream_id(std::string_view id) {
-    const auto bad = [](std::string msg) { return make_error(error_code::invalid_stream_id, std::move(msg)); };
+    const auto bad = [](std::string msg) {
+        return make_error(error_code::invalid_stream_id, std::move(msg));
+    };
     if (id.empty()) return bad("stream id is empty");
     if (id.find('\0') != std::string_view::npos || id.find('/') != std::string_view::npos ||
         id.find("..") != std::string_view::npos) {
@@ -51,7 +53,8 @@ result<std::string> percent_decode(std::string_view in, bool plus_is_space) {
             }
             const int hi = hex_value(in[i + 1]);
             const int lo = hex_value(in[i + 2]);
-            if (hi < 0 || lo < 0) return make_error(error_code::invalid_request, "malformed percent-escape");
+            if (hi < 0 || lo < 0)
+                return make_error(error_code::invalid_request, "malformed percent-escape");
             out.push_back(static_cast<char>(hi * 16 + lo));
             i += 2;
         } else if (c == '+' && plus_is_space) {
@@ -61,6 +64,16 @@ result<std::string> percent_decode(std::string_view in, bool plus_is_space) {
         }
     }
     return out;
+}
+
+request_target split_request_target(std::string_view target) {
+    if (target.starts_with("http://") || target.starts_with("https://")) {
+        const auto path = target.find('/', target.find("//") + 2);
+        target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+    }
+    const auto question = target.find('?');
+    if (question == std::string_view::npos) return {target, {}};
+    return {target.substr(0, question), target.substr(question + 1)};
 }
 
 result<route> resolve_route(std::string_view path) {
@@ -82,8 +95,10 @@ result<route> resolve_route(std::string_view path) {
             r.what = route::kind::reserved;
             return r;
         }
-        if (id->empty() || id->size() > max_stream_key_bytes || id->find('\0') != std::string::npos) {
-            return make_error(error_code::invalid_stream_id, "stream id is empty, too long or contains NUL");
+        if (id->empty() || id->size() > max_stream_key_bytes ||
+            id->find('\0') != std::string::npos) {
+            return make_error(error_code::invalid_stream_id,
+                              "stream id is empty, too long or contains NUL");
         }
         r.what = route::kind::stream;
         r.key = std::string("v1/stream/") + *id;

@@ -15,11 +15,11 @@ enum class surface {
 
 struct route {
     enum class kind {
-        stream,             // a stream itself
-        stream_subresource, // {stream}/snapshot/..., bootstrap, retention, incarnation/...
-        bucket,             // /{bucket_id}
-        reserved,           // /v1/stream/__ds/... (subscriptions)
-        operator_path,      // /__ursula/...
+        stream,              // a stream itself
+        stream_subresource,  // {stream}/snapshot/..., bootstrap, retention, incarnation/...
+        bucket,              // /{bucket_id}
+        reserved,            // /v1/stream/__ds/... (subscriptions)
+        operator_path,       // /__ursula/...
         none,
     } what = kind::none;
     surface where = surface::bucketed;
@@ -29,7 +29,16 @@ struct route {
     std::string path;         // the decoded path, for Location and operator routes
 };
 
-// Splits `target` (path and query) and decodes percent-escapes in the path.
+// A request target split into its path and its query (without the '?').
+// An absolute-form target (RFC 9112 3.2.2) names the authority itself: only
+// its path counts.
+struct request_target {
+    std::string_view path;
+    std::string_view query;
+};
+request_target split_request_target(std::string_view target);
+
+// Resolves a target's path and decodes its percent-escapes.
 // Errors: an undecodable path (400 INVALID_REQUEST), an invalid bucket or
 // stream id (400 INVALID_BUCKET_ID / INVALID_STREAM_ID).
 result<route> resolve_route(std::string_view path);

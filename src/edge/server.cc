@@ -7,13 +7,16 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include "edge/connection_stream.h"
 #include <spdlog/spdlog.h>
 
 #include "edge/dispatch.h"
 #include "edge/early_answer.h"
 #include "edge/http_metrics.h"
+#include "edge/request_head.h"
 #include "metrics/stopwatch.h"
 
 namespace dstream::edge {
@@ -40,6 +43,36 @@ asio::awaitable<void> send_early_error(connection_stream& stream, const edge_opt
 }
 
 std::string_view text(beast::string_view s) { return {s.data(), s.size()}; }
+
+// Reads the next request head into `parser`. The head is checked as it
+// arrives (see edge/request_head.h): errors are Beast's, bad_version for a
+// request line that cannot be one, header_limit for a head over the limit.
+asio::awaitable<boost::system::error_code> read_request_head(connection_stream& stream,
+                                                             beast::flat_buffer& buffer,
+                                                             request_parser& parser) {
+    boost::system::error_code ec;
+    request_head_scan scan;
+    while (true) {
+        const auto data = buffer.data();
+        const auto check = check_request_head(
+            std::string_view(static_cast<const char*>(data.data()), data.size()), scan);
+        if (check == request_head_check::malformed) co_return http::error::bad_version;
+        if (check == request_head_check::too_large) co_return http::error::header_limit;
+        if (check == request_head_check::complete) break;
+        const std::size_t n = co_await stream.async_read_some(
+            buffer.prepare(beast::read_size(buffer, max_request_head_bytes - buffer.size())),
+            asio::redirect_error(asio::use_awaitable, ec));
+        buffer.commit(n);
+        // A peer that stops inside a head sent a partial message, as Beast
+        // would report it; one that stops between requests just left.
+        if (ec == asio::error::eof && buffer.size() > 0) co_return http::error::partial_message;
+        if (ec) co_return ec;
+    }
+    co_await http::async_read_header(stream, buffer, parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    co_return ec;
+}
+
 
 }  // namespace
 
@@ -142,6 +175,13 @@ void server::forget(const connection* conn) {
 }
 
 asio::awaitable<void> server::accept_loop() {
+    // A failed accept is mostly a full descriptor table (a connection flood):
+    // retrying at once would spin a core and flood the log until connections
+    // close, so the retries back off, 5 ms doubling up to 1 s.
+    constexpr auto first_pause = std::chrono::milliseconds(5);
+    constexpr auto longest_pause = std::chrono::seconds(1);
+    std::chrono::milliseconds pause{0};
+    asio::steady_timer timer(_io);
     while (_acceptor.is_open()) {
         boost::system::error_code ec;
         const connection_executor strand = asio::make_strand(_io);
@@ -149,9 +189,13 @@ asio::awaitable<void> server::accept_loop() {
             co_await _acceptor.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
             if (ec == asio::error::operation_aborted) co_return;
-            spdlog::warn("accept failed: {}", ec.message());
+            pause = std::clamp<std::chrono::milliseconds>(2 * pause, first_pause, longest_pause);
+            spdlog::warn("accept failed: {}; retrying in {} ms", ec.message(), pause.count());
+            timer.expires_after(pause);
+            co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
             continue;
         }
+        pause = std::chrono::milliseconds(0);
         socket.set_option(tcp::no_delay(true), ec);
         auto conn = std::make_shared<connection>(std::move(socket));
         {
@@ -168,14 +212,12 @@ asio::awaitable<void> server::serve_connection(connection* conn) {
     const auto remote = conn->stream.socket().remote_endpoint(ec);
     if (!ec) conn->remote = remote.address().to_string() + ":" + std::to_string(remote.port());
     while (!_draining) {
-        http::request_parser<http::string_body> parser;
-        parser.header_limit(64 * 1024);
-        // No body limit while the head is read: the parser would refuse an
-        // oversized Content-Length as malformed; the typed 413 comes below.
-        parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+        request_parser parser;
+        prepare_head_parser(parser);
+        // The whole head must arrive within the idle timeout: a client
+        // sending a byte now and then (slow loris) is cut there too.
         conn->stream.expires_after(_options.idle_timeout);
-        co_await http::async_read_header(conn->stream, conn->buffer, parser,
-                                         asio::redirect_error(asio::use_awaitable, ec));
+        ec = co_await read_request_head(conn->stream, conn->buffer, parser);
         // A drain cancels the read of an idle connection.
         if (ec == http::error::end_of_stream || ec == asio::error::eof ||
             ec == beast::error::timeout || ec == asio::error::connection_reset ||
@@ -190,7 +232,7 @@ asio::awaitable<void> server::serve_connection(connection* conn) {
 }
 
 asio::awaitable<bool> server::serve_request(connection& conn,
-                                            http::request_parser<http::string_body>& parser,
+                                            request_parser& parser,
                                             const boost::system::error_code& head_error) {
     conn.busy = true;
     conn.summary = answer_summary{};
@@ -209,14 +251,18 @@ asio::awaitable<bool> server::serve_request(connection& conn,
 }
 
 asio::awaitable<bool> server::answer(connection& conn,
-                                     http::request_parser<http::string_body>& parser,
+                                     request_parser& parser,
                                      const boost::system::error_code& head_error) {
     connection_stream& stream = conn.stream;
     answer_summary& summary = conn.summary;
     if (head_error) {
         spdlog::debug("unparseable request head: {}", head_error.message());
+        const std::string why = head_error == http::error::header_limit
+                                    ? "the request head exceeds " +
+                                          std::to_string(max_request_head_bytes) + " bytes"
+                                    : "malformed HTTP request";
         co_await send_early_error(stream, _options, summary, protocol::error_code::invalid_request,
-                                  "malformed HTTP request");
+                                  why);
         co_return false;
     }
     const auto& head = parser.get();

@@ -15,6 +15,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "edge/exchange.h"
+#include "edge/request_head.h"
 #include "service/stream_service.h"
 
 namespace spdlog {
@@ -52,10 +53,10 @@ private:
     // One request whose head was read (`head_error` set when it is
     // malformed); false when the connection must close after it.
     boost::asio::awaitable<bool> serve_request(connection& conn,
-                                               http::request_parser<http::string_body>& parser,
+                                               request_parser& parser,
                                                const boost::system::error_code& head_error);
     boost::asio::awaitable<bool> answer(connection& conn,
-                                        http::request_parser<http::string_body>& parser,
+                                        request_parser& parser,
                                         const boost::system::error_code& head_error);
     // Metrics, the access log and the error log of one answered request.
     void account(const connection& conn, const request& head, std::uint64_t duration_us);

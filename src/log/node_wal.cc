@@ -222,10 +222,13 @@ void node_wal::open_segment(std::uint64_t first_sequence) {
             throw std::runtime_error(errno_text("cannot initialise", path));
         }
         _segment_size = wal_magic.size();
-        fsync_dir(_options.dir);
         _metrics.segments.add(1);
         _metrics.bytes_on_disk.add(static_cast<std::int64_t>(wal_magic.size()));
     }
+    // Also for a segment found on disk: a crash may have come between its
+    // creation and this fsync, and records written to it are durable only
+    // once its name is.
+    fsync_dir(_options.dir);
 }
 
 void node_wal::start() {

@@ -56,6 +56,10 @@ unsigned days_in_month(std::int64_t y, unsigned m) {
 
 }  // namespace
 
+std::uint64_t ms_between(unix_ms since, unix_ms now) {
+    return now > since ? static_cast<std::uint64_t>(now) - static_cast<std::uint64_t>(since) : 0;
+}
+
 result<std::uint64_t> parse_ttl_seconds(std::string_view text) {
     const auto bad = [] { return make_error(error_code::invalid_header, "Stream-TTL must be a non-negative integer without leading zeros"); };
     const auto value = parse_canonical_decimal(text, 999'999'999'999'999);  // 15 digits
@@ -64,7 +68,10 @@ result<std::uint64_t> parse_ttl_seconds(std::string_view text) {
 }
 
 result<unix_ms> parse_rfc3339(std::string_view text) {
-    const auto bad = [] { return make_error(error_code::invalid_header, "Stream-Expires-At must be an RFC 3339 timestamp"); };
+    const auto bad = [] {
+        return make_error(error_code::invalid_header,
+                          "Stream-Expires-At must be an RFC 3339 timestamp");
+    };
     std::string_view s = text;
     unsigned year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
     if (!read_digits(s, 4, year) || !expect_char(s, '-') || !read_digits(s, 2, month) ||
@@ -113,7 +120,16 @@ result<unix_ms> parse_rfc3339(std::string_view text) {
     const std::int64_t days = days_from_civil(year, month, day);
     const std::int64_t seconds = days * 86400 + hour * 3600 + minute * 60 +
                                  std::min<unsigned>(second, 59) - offset_minutes * 60;
-    return seconds * 1000 + millis;
+    const unix_ms instant = seconds * 1000 + millis;
+    // An offset can carry a date in year 0000 or 9999 across the year's
+    // edge; RFC 3339 cannot write the UTC instant then (Stream-Expires-At is
+    // rendered back in UTC), so it is refused like any other bad date.
+    constexpr unix_ms day_ms = 86'400'000;
+    if (instant < days_from_civil(0, 1, 1) * day_ms ||
+        instant >= days_from_civil(10000, 1, 1) * day_ms) {
+        return bad();
+    }
+    return instant;
 }
 
 std::string format_rfc3339(unix_ms instant) {

@@ -13,6 +13,11 @@ namespace dstream::protocol {
 // Milliseconds since the Unix epoch; the one time unit of the state machine.
 using unix_ms = std::int64_t;
 
+// Milliseconds from `since` to `now`; 0 when `now` is not later (a clock may
+// step back). Two readings of the full int64 range can lie further apart than
+// an int64 holds: the difference is taken unsigned, never overflowing.
+std::uint64_t ms_between(unix_ms since, unix_ms now);
+
 // A stream's configured lifetime: none, a sliding TTL, or a fixed deadline.
 struct expiry_config {
     std::optional<std::uint64_t> ttl_seconds;

@@ -255,7 +255,7 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
         auto it = s->producers.find(c.producer->id);
         // Step 2: state idle for too long is dropped, raising the epoch floor.
         if (it != s->producers.end() &&
-            now - it->second.last_write_ms > protocol::producer_idle_ms) {
+            protocol::ms_between(it->second.last_write_ms, now) > protocol::producer_idle_ms) {
             drop_producer(*s, it);
             it = s->producers.end();
         }
@@ -376,7 +376,8 @@ std::optional<apply_result> group_state::answer_from_headers(const append& c,
         return std::nullopt;
     }
     auto it = s->producers.find(c.producer->id);
-    if (it == s->producers.end() || now - it->second.last_write_ms > protocol::producer_idle_ms) {
+    if (it == s->producers.end() ||
+        protocol::ms_between(it->second.last_write_ms, now) > protocol::producer_idle_ms) {
         return std::nullopt;
     }
     const protocol::producer_write write{c.producer->epoch, c.producer->seq, c.producer->identity,
@@ -410,7 +411,7 @@ bool group_state::make_room_for_producer(stream& s, protocol::unix_ms now) {
         }
     }
     if (oldest == s.producers.end() ||
-        now - oldest->second.last_write_ms < protocol::producer_min_keep_ms) {
+        protocol::ms_between(oldest->second.last_write_ms, now) < protocol::producer_min_keep_ms) {
         return false;
     }
     drop_producer(s, oldest);

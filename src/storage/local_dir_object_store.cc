@@ -18,9 +18,7 @@ namespace fs = std::filesystem;
 using protocol::error_code;
 
 // Errors name no path (extensions 11: no object keys in messages); the log has them.
-error store_failure() {
-    return make_error(error_code::cold_store_failed, "the cold store failed");
-}
+error store_failure() { return make_error(error_code::cold_store_failed, "the cold store failed"); }
 
 constexpr std::string_view temporary_suffix = ".tmp";
 
@@ -72,7 +70,8 @@ private:
 
 local_dir_object_store::local_dir_object_store(fs::path root) : _root(std::move(root)) {
     std::error_code ec;
-    if (!create_durable_directories(_root, ec)) throw std::runtime_error("cannot create " + _root.string());
+    if (!create_durable_directories(_root, ec))
+        throw std::runtime_error("cannot create " + _root.string());
 }
 
 fs::path local_dir_object_store::path_of(const std::string& key) const { return _root / key; }
@@ -83,7 +82,7 @@ result<std::unique_ptr<object_writer>> local_dir_object_store::open_writer(const
     static std::atomic<std::uint64_t> next_temporary{0};
     fs::path target = path_of(key);
     std::error_code ec;
-    if (!create_durable_directories(target.parent_path(), ec)) return store_failure();
+    if (!create_durable_directories(_root, target.parent_path(), ec)) return store_failure();
     fs::path temporary =
         target.string() + "." + std::to_string(next_temporary++) + std::string(temporary_suffix);
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -107,8 +106,8 @@ status local_dir_object_store::get(const std::string& key, std::uint64_t offset,
     out.resize(length);
     std::size_t done = 0;
     while (done < length) {
-        const ssize_t n = ::pread(fd, out.data() + done, length - done,
-                                  static_cast<off_t>(offset + done));
+        const ssize_t n =
+            ::pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         done += static_cast<std::size_t>(n);

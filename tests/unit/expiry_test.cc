@@ -1,11 +1,11 @@
 #include "protocol/expiry.h"
 
-#include <gtest/gtest.h>
-
 #include <optional>
 #include <random>
 #include <string>
 #include <string_view>
+
+#include <gtest/gtest.h>
 
 namespace dstream::protocol {
 namespace {
@@ -20,8 +20,8 @@ TEST(StreamTtl, AcceptsCanonicalNonNegativeIntegers) {
         std::uint64_t seconds;
     };
     const row rows[] = {
-        {"0", 0}, {"1", 1}, {"60", 60}, {"3600", 3600}, {"86400", 86400},
-        {"999999999999999", 999999999999999ULL},
+        {"0", 0},       {"1", 1},         {"60", 60},
+        {"3600", 3600}, {"86400", 86400}, {"999999999999999", 999999999999999ULL},
     };
     for (const auto& r : rows) {
         SCOPED_TRACE(r.text);
@@ -32,8 +32,8 @@ TEST(StreamTtl, AcceptsCanonicalNonNegativeIntegers) {
 }
 
 TEST(StreamTtl, RejectsNonCanonicalForms) {
-    const char* bad[] = {"",     "060",  "00",   "+60",  "-1",  "-0",  "60.5", "60.0", "1e3",
-                         "3.6e3", "abc", " 60",  "60 ",  "6 0", "0x10", "6_0", "١٢",  "60s"};
+    const char* bad[] = {"",      "060", "00",  "+60", "-1",  "-0",   "60.5", "60.0", "1e3",
+                         "3.6e3", "abc", " 60", "60 ", "6 0", "0x10", "6_0",  "١٢",   "60s"};
     for (const char* text : bad) {
         SCOPED_TRACE(text);
         const auto v = parse_ttl_seconds(text);
@@ -105,10 +105,8 @@ TEST(Rfc3339, RejectsInvalidDatesAndTimes) {
         "2024-13-01T00:00:00Z",  // month 13
         "2024-00-10T00:00:00Z",  // month 0
         "2024-01-00T00:00:00Z",  // day 0
-        "2024-01-32T00:00:00Z",
-        "2024-01-01T24:00:00Z",
-        "2024-01-01T23:60:00Z",
-        "2024-01-01T23:59:61Z",
+        "2024-01-32T00:00:00Z", "2024-01-01T24:00:00Z",
+        "2024-01-01T23:60:00Z", "2024-01-01T23:59:61Z",
     };
     for (const char* text : bad) {
         SCOPED_TRACE(text);
@@ -123,9 +121,9 @@ TEST(Rfc3339, RejectsMalformedSyntax) {
         "",
         "abc",
         "2024-01-01",
-        "2024-01-01T00:00:00",        // no zone
-        "2024-01-01T00:00Z",          // no seconds
-        "2024-01-01T00:00:00+0200",   // offset without colon
+        "2024-01-01T00:00:00",       // no zone
+        "2024-01-01T00:00Z",         // no seconds
+        "2024-01-01T00:00:00+0200",  // offset without colon
         "2024-01-01T00:00:00+02",
         "2024-01-01T00:00:00+2:00",
         "2024-01-01T00:00:00+24:00",  // offset hour out of range
@@ -149,6 +147,34 @@ TEST(Rfc3339, RejectsMalformedSyntax) {
         const auto v = parse_rfc3339(text);
         ASSERT_FALSE(v.ok());
         EXPECT_EQ(v.err().code, error_code::invalid_header);
+    }
+}
+
+// Found by fuzz/command_codec: apply took `now - last_write_ms` of a clock
+// reading of -2^63 + 1 and one of 1.1e14, which overflows an int64.
+TEST(MsBetween, NeverOverflowsAndNeverGoesBack) {
+    EXPECT_EQ(ms_between(1000, 1500), 500u);
+    EXPECT_EQ(ms_between(1500, 1000), 0u);
+    EXPECT_EQ(ms_between(INT64_MIN, INT64_MAX), UINT64_MAX);
+    EXPECT_EQ(ms_between(INT64_MAX, INT64_MIN), 0u);
+    EXPECT_EQ(ms_between(-9223370276854775807LL, 113910186033153LL), 9223484187040808960u);
+}
+
+// Found by fuzz/headers: these rendered back as "-001-12-31T23:59:00.000Z"
+// and "10000-01-01T00:00:59.000Z".
+TEST(Rfc3339, RejectsOffsetsThatCarryTheInstantOutOfFourDigitYears) {
+    for (const char* text : {"0000-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"}) {
+        SCOPED_TRACE(text);
+        const auto v = parse_rfc3339(text);
+        ASSERT_FALSE(v.ok());
+        EXPECT_EQ(v.err().code, error_code::invalid_header);
+    }
+    for (const char* text : {"0000-01-01T00:00:00Z", "0000-01-01T00:01:00+00:01",
+                             "9999-12-31T23:59:59.999Z", "9999-12-31T23:58:59-00:01"}) {
+        SCOPED_TRACE(text);
+        const auto v = parse_rfc3339(text);
+        ASSERT_TRUE(v.ok());
+        EXPECT_EQ(parse_rfc3339(format_rfc3339(*v)).value(), *v);
     }
 }
 

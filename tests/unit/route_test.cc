@@ -1,9 +1,9 @@
 #include "edge/route.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace dstream::edge {
 namespace {
@@ -55,7 +55,8 @@ TEST(PercentDecode, DecodesEscapesInEitherCase) {
 }
 
 TEST(PercentDecode, RejectsMalformedEscapes) {
-    for (const char* in : {"%", "%2", "a%", "a%2", "%g0", "%0g", "%zz", "%%", "% 1", "%-1", "%+1"}) {
+    for (const char* in :
+         {"%", "%2", "a%", "a%2", "%g0", "%0g", "%zz", "%%", "% 1", "%-1", "%+1"}) {
         SCOPED_TRACE(in);
         const auto d = percent_decode(in, false);
         ASSERT_FALSE(d.ok());
@@ -94,8 +95,8 @@ TEST(RouteV1, PlainIds) {
 }
 
 TEST(RouteV1, DsPathIsReserved) {
-    for (const char* p : {"/v1/stream/__ds", "/v1/stream/__ds/subscriptions",
-                          "/v1/stream/__ds/x/y", "/v1/stream/%5F%5Fds"}) {
+    for (const char* p : {"/v1/stream/__ds", "/v1/stream/__ds/subscriptions", "/v1/stream/__ds/x/y",
+                          "/v1/stream/%5F%5Fds"}) {
         SCOPED_TRACE(p);
         const route r = resolve_ok(p);
         EXPECT_EQ(r.what, route::kind::reserved);
@@ -155,10 +156,10 @@ TEST(RouteBucket, BucketIdRegex) {
         {"____", true},
         {"----", true},
         {std::string(64, 'z'), true},
-        {"abc", false},                  // too short
-        {std::string(65, 'z'), false},   // too long
+        {"abc", false},                 // too short
+        {std::string(65, 'z'), false},  // too long
         {"", false},
-        {"ABCD", false},                 // uppercase
+        {"ABCD", false},  // uppercase
         {"abcD", false},
         {"ab.c", false},
         {"ab c", false},
@@ -203,12 +204,12 @@ TEST(RouteBucketed, StreamPathsAndDecoding) {
     const row rows[] = {
         {"/mybucket/stream", "mybucket/stream"},
         {"/mybucket/my%20stream", "mybucket/my stream"},
-        {"/mybucket/a+b", "mybucket/a+b"},               // '+' is not a space in a path
+        {"/mybucket/a+b", "mybucket/a+b"},  // '+' is not a space in a path
         {"/mybucket/%E2%82%AC", "mybucket/\xe2\x82\xac"},
-        {"/mybucket/x$", "mybucket/x$"},                 // '$' only reserved at the start
+        {"/mybucket/x$", "mybucket/x$"},  // '$' only reserved at the start
         {"/mybucket/Streams", "mybucket/Streams"},
         {"/mybucket/streams2", "mybucket/streams2"},
-        {"/mybucket/snapshot", "mybucket/snapshot"},     // reserved words stay valid ids
+        {"/mybucket/snapshot", "mybucket/snapshot"},  // reserved words stay valid ids
         {"/mybucket/bootstrap", "mybucket/bootstrap"},
         {"/mybucket/incarnation", "mybucket/incarnation"},
         {"/mybucket/retention", "mybucket/retention"},
@@ -231,10 +232,10 @@ TEST(RouteBucketed, InvalidStreamIds) {
              "/mybucket//snapshot",  // empty stream id with a subresource
              "/mybucket/..",
              "/mybucket/a..b",
-             "/mybucket/%2E%2E",     // encoded ..
+             "/mybucket/%2E%2E",  // encoded ..
              "/mybucket/streams",
              "/mybucket/$x",
-             "/mybucket/%24x",       // encoded $
+             "/mybucket/%24x",  // encoded $
              "/mybucket/$transaction",
              "/mybucket/a%00b",
          }) {
@@ -268,7 +269,8 @@ TEST(RouteBucketed, ThreeOrMoreSegmentsAreASubresource) {
     };
     const row rows[] = {
         {"/mybucket/s/snapshot", "mybucket/s", "snapshot"},
-        {"/mybucket/s/snapshot/00000000000000000012", "mybucket/s", "snapshot/00000000000000000012"},
+        {"/mybucket/s/snapshot/00000000000000000012", "mybucket/s",
+         "snapshot/00000000000000000012"},
         {"/mybucket/s/snapshot/parts", "mybucket/s", "snapshot/parts"},
         {"/mybucket/s/bootstrap", "mybucket/s", "bootstrap"},
         {"/mybucket/s/incarnation/4503599627370496/chunk/00000000000000000000", "mybucket/s",
@@ -306,6 +308,26 @@ TEST(RouteBucketed, EncodedSlashInStreamIdIsRejected) {
     expect_error("/mybucket/a%2Fb", error_code::invalid_stream_id);
     expect_error("/mybucket/%2F", error_code::invalid_stream_id);
     expect_error("/mybucket/a%2fb/snapshot", error_code::invalid_stream_id);
+}
+
+TEST(RequestTarget, SplitsPathAndQuery) {
+    auto t = split_request_target("/b/s?offset=-1&live=sse");
+    EXPECT_EQ(t.path, "/b/s");
+    EXPECT_EQ(t.query, "offset=-1&live=sse");
+    t = split_request_target("/b/s");
+    EXPECT_EQ(t.path, "/b/s");
+    EXPECT_EQ(t.query, "");
+    t = split_request_target("/b/s?");
+    EXPECT_EQ(t.path, "/b/s");
+    EXPECT_EQ(t.query, "");
+}
+
+TEST(RequestTarget, AbsoluteFormKeepsOnlyThePath) {
+    auto t = split_request_target("http://127.0.0.1:4437/b/s?offset=-1");
+    EXPECT_EQ(t.path, "/b/s");
+    EXPECT_EQ(t.query, "offset=-1");
+    EXPECT_EQ(split_request_target("https://example.com").path, "/");
+    EXPECT_EQ(split_request_target("http://").path, "/");
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-function freePort() {
+export function freePort() {
     return new Promise((resolve, reject) => {
         const s = net.createServer();
         s.unref();
@@ -27,7 +27,8 @@ function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function answers(url) {
+// Whether a server answers HTTP at `url`.
+export async function answers(url) {
     try {
         const res = await fetch(url + '/', { signal: AbortSignal.timeout(1000) });
         await res.arrayBuffer();
@@ -46,7 +47,7 @@ export function serverBinary() {
     return bin;
 }
 
-async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir }) {
+async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir, fileLimit }) {
     const port = fixedPort ?? (await freePort());
     // Whether stop() removes the data dir: the test's own dir never, a temp
     // dir made here (or inherited through restarts) always.
@@ -54,7 +55,11 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
     const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dstream-http-'));
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
                   ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...extraArgs];
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A descriptor limit is set by a shell that then becomes the server.
+    const child = fileLimit
+        ? spawn('sh', ['-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, bin, ...args],
+                { stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     const keep = (chunk) => {
         log += chunk.toString();
@@ -137,7 +142,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
         async restart() {
             if (exited === null) throw new Error('restart() needs a server that has exited');
             stopped = true;
-            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir });
+            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir, fileLimit });
             if (again.failed) throw new Error(again.failed);
             return again;
         },
@@ -148,12 +153,12 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
 // Starts the server; retries on another port when the chosen one was taken
 // between probing and binding.
 // `memory: false` runs the durable default; `dataDir` keeps the data in a
-// directory the caller owns.
-export async function startServer({ extraArgs = [], memory = true, dataDir } = {}) {
+// directory the caller owns; `fileLimit` caps the server's descriptors.
+export async function startServer({ extraArgs = [], memory = true, dataDir, fileLimit } = {}) {
     const bin = serverBinary();
     let last = '';
     for (let attempt = 0; attempt < 5; attempt++) {
-        const r = await startOnce(bin, { extraArgs, memory, dataDir });
+        const r = await startOnce(bin, { extraArgs, memory, dataDir, fileLimit });
         if (!r.failed) return r;
         last = r.failed;
     }
