@@ -17,9 +17,13 @@ import { snapshotDigest } from './lib/digest.mjs';
 import { filesUnder } from './lib/files.mjs';
 
 // One durable server (cold store on) for the file; restarts and the sweep
-// start their own.
+// start their own. The staging bound of 2 GiB is reached with parts whose
+// bodies are in flight at once, beyond the default budget of request bodies
+// in memory (admission control), which is raised here.
 let srv;
-before(async () => { srv = await startServer({ memory: false }); });
+before(async () => {
+    srv = await startServer({ memory: false, extraArgs: ['--ingress-body-bytes', String(4 * 1024 ** 3)] });
+});
 after(async () => { await srv?.stop(); });
 
 const MiB = 1024 * 1024;
