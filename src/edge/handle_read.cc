@@ -54,13 +54,8 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
 
 boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, service::stream_view& view) {
     if (view.data.empty() && !view.reached_closed_tail()) {
-        const auto slot = ex.options().gate->admit_live_read(ex.target().key);
-        if (!slot) {
-            response res = ex.make_error(make_error(protocol::error_code::live_read_backpressure,
-                                                    "the server has too many live readers; retry later"));
-            co_await ex.send(res);
-            co_return;
-        }
+        const std::optional<admission::ticket> slot = co_await admit_live_reader(ex);
+        if (!slot) co_return;
         const metrics::gauge_hold waiting(http_metrics::get().long_poll_readers);
         // A server that stops ends the wait early: the answer is the one its
         // timeout would give (base protocol 5.7).

@@ -82,13 +82,8 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
             co_return;
         }
     }
-    const auto slot = ex.options().gate->admit_live_read(ex.target().key);
-    if (!slot) {
-        response res = ex.make_error(make_error(protocol::error_code::live_read_backpressure,
-                                                "the server has too many live readers; retry later"));
-        co_await ex.send(res);
-        co_return;
-    }
+    const std::optional<admission::ticket> slot = co_await admit_live_reader(ex);
+    if (!slot) co_return;
     const bool text_events = !base64 && rep != representation::json_array;
     if (text_events) end_on_character(view);
     const std::uint64_t incarnation = view.incarnation;

@@ -20,9 +20,12 @@ representation representation_for(const service::stream_view& view, surface wher
 
 std::string read_content_type(const service::stream_view& view, representation rep) {
     switch (rep) {
-        case representation::json_array: return "application/json";
-        case representation::ndjson: return "application/x-ndjson";
-        case representation::bytes: break;
+        case representation::json_array:
+            return "application/json";
+        case representation::ndjson:
+            return "application/x-ndjson";
+        case representation::bytes:
+            break;
     }
     return view.content_type;
 }
@@ -77,7 +80,8 @@ result<read_params> parse_read_params(const exchange& ex) {
             return make_error(error_code::invalid_query, "consistency must be local or leader");
         }
         if (**consistency == "leader" && p.live != read_params::live_mode::none) {
-            return make_error(error_code::invalid_query, "consistency=leader cannot be combined with live");
+            return make_error(error_code::invalid_query,
+                              "consistency=leader cannot be combined with live");
         }
     }
 
@@ -156,6 +160,17 @@ bool if_none_match_names(const request& req, std::string_view etag) {
 std::string live_cursor(const read_params& p) {
     thread_local std::mt19937_64 rng{std::random_device{}()};
     return protocol::next_cursor(runtime::now_unix_ms(), p.cursor, rng());
+}
+
+boost::asio::awaitable<std::optional<admission::ticket>> admit_live_reader(exchange& ex) {
+    auto place = ex.options().gate->admit_live_read(ex.target().key);
+    if (!place) {
+        response res =
+            ex.make_error(make_error(protocol::error_code::live_read_backpressure,
+                                     "the server has too many live readers; retry later"));
+        co_await ex.send(res);
+    }
+    co_return place;
 }
 
 }  // namespace dstream::edge

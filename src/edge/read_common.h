@@ -41,6 +41,10 @@ void add_stream_position_headers(response& res, const service::stream_view& view
 // A fresh Stream-Cursor for a live answer.
 std::string live_cursor(const read_params& p);
 
+// A live reader's place (admission control), or nothing after answering
+// 503 LIVE_READ_BACKPRESSURE because the node or the stream has no more.
+boost::asio::awaitable<std::optional<admission::ticket>> admit_live_reader(exchange& ex);
+
 // Whether the request's If-None-Match names `etag`, compared weakly as RFC
 // 9110 requires (a tag a layer weakened still revalidates).
 bool if_none_match_names(const request& req, std::string_view etag);
