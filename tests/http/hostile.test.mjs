@@ -238,8 +238,11 @@ test('RFC 9112 9.8: 2000 idle connections cost bounded memory and the server sti
     }
 });
 
+// Not under the sanitizers: their runtime needs descriptors of its own (a pipe
+// to probe memory before it reports), so with none left UBSan reports a
+// false invalid vptr in Boost's error_code and stops the server.
 test('RFC 9112 9.8: a connection flood past the descriptor limit neither spins nor stops the server',
-     { timeout: 60_000 }, async () => {
+     { timeout: 60_000, skip: sanitized && 'the sanitizer runtime needs free descriptors' }, async () => {
     const limit = 256;
     const own = await startServer({ fileLimit: limit });
     const conns = [];
