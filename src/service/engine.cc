@@ -219,7 +219,11 @@ asio::awaitable<void> engine::read_boundary(state::command_body& body) {
 }
 
 asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
-    co_await read_boundary(body);
+    // Only a publish or a retention needs it: appends get no extra coroutine frame.
+    if (std::holds_alternative<state::publish_snapshot>(body) ||
+        std::holds_alternative<state::retain>(body)) {
+        co_await read_boundary(body);
+    }
     auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
         co_await asio::this_coro::executor);
     const std::string* key = state::command_key(body);
