@@ -141,7 +141,10 @@ test('metrics: a durable append moves the WAL fsync and group-commit histograms'
     assert.ok(delta('dstream_wal_fsync_duration_seconds_sum') > 0);
     // Every record was in some batch: the create and the eight appends.
     assert.ok(delta('dstream_wal_batch_records_sum') >= 9, `records ${delta('dstream_wal_batch_records_sum')}`);
-    assert.equal(delta('dstream_wal_batch_records_count'), delta('dstream_wal_fsync_duration_seconds_count'));
+    // Flushes overlap (the WAL keeps several in flight) and each covers at
+    // least one batch written since the last began: never more flushes than batches.
+    assert.ok(delta('dstream_wal_fsync_duration_seconds_count') <= delta('dstream_wal_batch_records_count'),
+              `fsyncs ${delta('dstream_wal_fsync_duration_seconds_count')}, batches ${delta('dstream_wal_batch_records_count')}`);
     assert.ok(delta('dstream_wal_batch_bytes_sum') > 8 * 2);
     assert.ok(delta('dstream_wal_bytes') >= delta('dstream_wal_batch_bytes_sum'));
 });
