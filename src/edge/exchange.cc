@@ -1,8 +1,12 @@
 #include "edge/exchange.h"
 
+#include <array>
+#include <charconv>
+
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 
 #include "edge/headers.h"
 
@@ -16,11 +20,21 @@ std::string json_escape(std::string_view s) {
     out.reserve(s.size());
     for (char c : s) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (static_cast<unsigned char>(c) < 0x20) {
                     static constexpr char hex[] = "0123456789abcdef";
@@ -115,13 +129,35 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
 }
 
 asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
+    if (data.empty()) co_return true;  // an empty chunk would end the body
+    std::array<char, 20> size_line{};
+    const auto [end, ignored] =
+        std::to_chars(size_line.data(), size_line.data() + 16, data.size(), 16);
+    std::size_t size_length = static_cast<std::size_t>(end - size_line.data());
+    size_line[size_length++] = '\r';
+    size_line[size_length++] = '\n';
+    const std::array<asio::const_buffer, 3> chunk{asio::buffer(size_line.data(), size_length),
+                                                  asio::buffer(data.data(), data.size()),
+                                                  asio::buffer("\r\n", 2)};
+    // A live reader's chunk nearly always fits in the socket's send buffer:
+    // write it now, without an asynchronous operation or a timer. Only what
+    // does not fit waits, under the body timeout.
     boost::system::error_code ec;
-    _stream.expires_after(_options.body_timeout);
-    const auto chunk = http::make_chunk(asio::const_buffer(data.data(), data.size()));
-    co_await asio::async_write(_stream, chunk, asio::redirect_error(asio::use_awaitable, ec));
-    _stream.expires_never();
-    if (!ec) _summary.body_bytes += data.size();
-    co_return !ec;
+    auto& socket = _stream.socket();
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);
+    const std::size_t written = ec ? 0 : socket.write_some(chunk, ec);
+    if (ec && ec != asio::error::would_block) co_return false;
+    boost::beast::buffers_suffix<std::array<asio::const_buffer, 3>> rest(chunk);
+    rest.consume(written);
+    if (boost::beast::buffer_bytes(rest) > 0) {
+        ec = {};
+        _stream.expires_after(_options.body_timeout);
+        co_await asio::async_write(_stream, rest, asio::redirect_error(asio::use_awaitable, ec));
+        _stream.expires_never();
+        if (ec) co_return false;
+    }
+    _summary.body_bytes += data.size();
+    co_return true;
 }
 
 asio::awaitable<void> exchange::end_stream() {

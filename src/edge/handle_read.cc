@@ -3,12 +3,12 @@
 #include "edge/http_metrics.h"
 #include "edge/read_common.h"
 #include "edge/write_answer.h"
+#include "service/live_update.h"
 
 namespace dstream::edge {
 namespace {
 
 using protocol::error_code;
-
 
 // ETag over the stream incarnation and the range; it varies with closure
 // (base protocol 10.1).
@@ -18,7 +18,6 @@ std::string etag_for(const service::stream_view& view) {
     if (view.reached_closed_tail()) tag += ":c";
     return tag + "\"";
 }
-
 
 boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view& view,
                                        const read_params& p, bool live) {
@@ -52,7 +51,9 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
     }
 }
 
-boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, service::stream_view& view) {
+boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p,
+                                       service::stream_view& view) {
+    std::optional<std::chrono::steady_clock::time_point> delivered;  // of a shared update
     if (view.data.empty() && !view.reached_closed_tail()) {
         const std::optional<admission::ticket> slot = co_await admit_live_reader(ex);
         if (!slot) co_return;
@@ -60,14 +61,20 @@ boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, servi
         // A server that stops ends the wait early: the answer is the one its
         // timeout would give (base protocol 5.7).
         const auto deadline = std::chrono::steady_clock::now() + p.long_poll_timeout;
-        co_await ex.service().wait(ex.target().key, view.incarnation, view.next, deadline);
         // The stream must be the one the poll was opened against (extensions 2.4).
         read_params again = p;
         again.if_incarnation = view.incarnation;
         const std::uint64_t waited_at = view.next;
         const service::read_request next = make_read_request(
             ex, again, protocol::read_start{protocol::read_start::kind::position, waited_at});
-        view = co_await ex.service().read(next);
+        const std::shared_ptr<const service::live_update> update =
+            co_await ex.service().wait(next, deadline);
+        if (update) {
+            view = update->view();
+            delivered = update->made_at();
+        } else {
+            view = co_await ex.service().read(next);
+        }
         if (view.refusal) {
             response res = render_read_refusal(ex, *view.refusal, view.incarnation);
             co_await ex.send(res);
@@ -76,6 +83,7 @@ boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p, servi
     }
     if (!view.data.empty()) {
         co_await send_data(ex, view, p, true);
+        if (delivered) http_metrics::get().record_live_delivery(*delivered);
         co_return;
     }
     // Timeout, or a closed stream at its tail: 204 (base protocol 5.7).

@@ -5,6 +5,7 @@
 #include "edge/write_answer.h"
 #include "protocol/content_type.h"
 #include "protocol/sse.h"
+#include "service/live_update.h"
 
 namespace dstream::edge {
 namespace {
@@ -43,7 +44,11 @@ void end_on_character(service::stream_view& view) {
     }
     if (back >= last.size()) return;
     const auto lead = static_cast<unsigned char>(last[last.size() - 1 - back]);
-    const std::size_t need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    const std::size_t need = lead < 0x80    ? 1
+                             : lead >= 0xF0 ? 4
+                             : lead >= 0xE0 ? 3
+                             : lead >= 0xC0 ? 2
+                                            : 1;
     if (need > back + 1) {
         const std::size_t drop = back + 1;
         view.data.back().size -= drop;
@@ -69,7 +74,8 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         co_return;
     }
     const representation rep = representation_for(view, ex.target().where);
-    const bool base64 = rep == representation::bytes && !protocol::is_text_for_sse(view.content_type);
+    const bool base64 =
+        rep == representation::bytes && !protocol::is_text_for_sse(view.content_type);
     // On a text SSE read a smaller max_bytes is raised to 4, so an event can
     // hold a whole UTF-8 character (extensions 9.3).
     if (!base64 && params->max_bytes_given && params->max_bytes < 4) {
@@ -104,37 +110,58 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
     // The connection closes after a bounded lifetime so that CDNs can collapse
     // readers (base protocol 10.2); the client reconnects from the last offset.
     const auto end_of_life = std::chrono::steady_clock::now() + ex.options().sse_lifetime;
+    // A data event of an update shared by the stream's live readers is
+    // rendered once for all of them; this reader's format is one slot of it.
+    const std::size_t rendering = static_cast<std::size_t>(rep) + (base64 ? 3 : 0);
+    const auto render = [rep, base64](const service::stream_view& v) {
+        std::string event;
+        append_data_event(event, v, rep, base64);
+        return event;
+    };
+    std::shared_ptr<const service::live_update> update;  // when set, the view to send
+    std::string events;
     bool first = true;
     while (true) {
-        std::string events;
-        if (!view.data.empty()) append_data_event(events, view, rep, base64);
-        if (!view.data.empty() || first || view.reached_closed_tail()) {
+        const service::stream_view& current = update ? update->view() : view;
+        events.clear();
+        if (!current.data.empty()) {
+            if (update) {
+                events = update->rendering(rendering, render);
+            } else {
+                append_data_event(events, current, rep, base64);
+            }
+        }
+        if (!current.data.empty() || first || current.reached_closed_tail()) {
             protocol::control_event control;
-            control.next_offset = view.next;
-            control.up_to_date = view.up_to_date();
-            control.closed = view.reached_closed_tail();
+            control.next_offset = current.next;
+            control.up_to_date = current.up_to_date();
+            control.closed = current.reached_closed_tail();
             if (!control.closed) control.cursor = live_cursor(*params);
-            protocol::append_sse_event(events, "control", protocol::render_control_event(control));
+            protocol::append_control_event(events, control);
         }
         first = false;
         if (!events.empty() && !co_await ex.send_chunk(events)) co_return;
+        if (update) http_metrics::get().record_live_delivery(update->made_at());
         // A server that stops ends the body after the events already read,
         // as at the end of the connection's lifetime.
-        if (view.reached_closed_tail() || ex.service().live_reads_ended()) break;
-        if (view.up_to_date()) {
-            if (std::chrono::steady_clock::now() >= end_of_life) break;
-            co_await ex.service().wait(ex.target().key, incarnation, view.next, end_of_life);
-        }
+        if (current.reached_closed_tail() || ex.service().live_reads_ended()) break;
+        if (current.up_to_date() && std::chrono::steady_clock::now() >= end_of_life) break;
         read_params again = *params;
         again.if_incarnation = incarnation;
-        const std::uint64_t from = view.next;
+        const bool wait = current.up_to_date();
         const service::read_request next = make_read_request(
-            ex, again, protocol::read_start{protocol::read_start::kind::position, from});
-        view = co_await ex.service().read(next);
-        if (!view.refusal && text_events) end_on_character(view);
-        if (view.refusal) {
+            ex, again, protocol::read_start{protocol::read_start::kind::position, current.next});
+        std::shared_ptr<const service::live_update> woken;
+        if (wait) woken = co_await ex.service().wait(next, end_of_life);
+        update = std::move(woken);
+        if (!update) {
+            view = co_await ex.service().read(next);
+            if (!view.refusal && text_events) end_on_character(view);
+        }
+        const std::optional<error>& refusal = update ? update->view().refusal : view.refusal;
+        if (refusal) {
             // extensions 11: a live read that ends in error sends the error body as an event.
-            const response err = ex.make_error(*view.refusal);
+            const response err = ex.make_error(*refusal);
             std::string event;
             protocol::append_sse_event(event, "error", err.body());
             co_await ex.send_chunk(event);

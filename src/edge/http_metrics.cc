@@ -13,6 +13,12 @@ void http_metrics::record(request_kind kind, unsigned status, std::uint64_t dura
     }
 }
 
+void http_metrics::record_live_delivery(std::chrono::steady_clock::time_point made_at) {
+    const auto waited = std::chrono::steady_clock::now() - made_at;
+    live_delivery_us.observe(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(waited).count()));
+}
+
 void http_metrics::collect(metrics::exposition& out) const {
     using metrics::metric_type;
     out.family("dstream_http_requests_total", metric_type::counter,
@@ -50,6 +56,9 @@ void http_metrics::collect(metrics::exposition& out) const {
     out.sample("dstream_live_readers", {{"mode", "long_poll"}},
                static_cast<double>(long_poll_readers.value()));
     out.sample("dstream_live_readers", {{"mode", "sse"}}, static_cast<double>(sse_readers.value()));
+    out.family("dstream_live_delivery_seconds", metric_type::histogram,
+               "From a change's apply to its bytes written to a live reader waiting for it");
+    out.buckets("dstream_live_delivery_seconds", {}, live_delivery_us.read(), 1e6);
 }
 
 }  // namespace dstream::edge

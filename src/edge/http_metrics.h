@@ -2,6 +2,7 @@
 // What the HTTP edge reports: requests by kind and status, their latency,
 // requests in flight, live readers and open connections.
 #include <array>
+#include <chrono>
 #include <cstdint>
 
 #include "edge/request_kind.h"
@@ -27,10 +28,14 @@ struct http_metrics : metrics::registered<http_metrics> {
     metrics::gauge connections;
     metrics::gauge long_poll_readers;
     metrics::gauge sse_readers;
+    // From a change's apply to its bytes written to a live reader that
+    // waited for it (SSE and long-poll), one observation per reader.
+    metrics::histogram<metrics::bounds::latency_us> live_delivery_us;
 
     per_kind& of(request_kind kind) { return kinds[static_cast<std::size_t>(kind)]; }
     // One answered request; `status` 0 when the connection ended before an answer.
     void record(request_kind kind, unsigned status, std::uint64_t duration_us);
+    void record_live_delivery(std::chrono::steady_clock::time_point made_at);
     void collect(metrics::exposition& out) const;
 };
 

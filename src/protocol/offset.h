@@ -31,6 +31,8 @@ result<std::uint64_t> parse_fork_offset(std::string_view text);
 struct read_start {
     enum class kind { beginning, now, position } where = kind::beginning;
     std::uint64_t position = 0;
+
+    bool operator==(const read_start&) const = default;
 };
 
 // Parses the `offset` query parameter: `-1`, `now` or a 20-digit offset.

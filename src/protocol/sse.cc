@@ -24,13 +24,27 @@ void append_sse_event(std::string& out, std::string_view name, std::string_view 
     out.append("\n");
 }
 
-std::string render_control_event(const control_event& c) {
-    std::string json = "{\"streamNextOffset\":\"" + format_offset(c.next_offset) + "\"";
-    if (c.cursor) json += ",\"streamCursor\":\"" + *c.cursor + "\"";
-    if (c.up_to_date) json += ",\"upToDate\":true";
-    if (c.closed) json += ",\"streamClosed\":true";
-    json += "}";
-    return json;
+namespace {
+
+void append_control_json(std::string& out, const control_event& c) {
+    out.append("{\"streamNextOffset\":\"");
+    const std::size_t at = out.size();
+    out.resize(at + offset_digits);
+    format_offset_to(c.next_offset, out.data() + at);
+    out.push_back('"');
+    if (c.cursor) out.append(",\"streamCursor\":\"").append(*c.cursor).push_back('"');
+    if (c.up_to_date) out.append(",\"upToDate\":true");
+    if (c.closed) out.append(",\"streamClosed\":true");
+    out.push_back('}');
+}
+
+}  // namespace
+
+void append_control_event(std::string& out, const control_event& c) {
+    // The JSON holds no line break, so it is one data line.
+    out.append("event: control\ndata:");
+    append_control_json(out, c);
+    out.append("\n\n");
 }
 
 namespace {
@@ -62,7 +76,8 @@ void append_base64(std::string& out, std::string_view bytes) {
     const std::size_t rest = bytes.size() - i;
     if (rest > 0) {
         std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
-        if (rest == 2) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+        if (rest == 2)
+            n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
         out.push_back(alphabet[n >> 18 & 63]);
         out.push_back(alphabet[n >> 12 & 63]);
         out.push_back(rest == 2 ? alphabet[n >> 6 & 63] : '=');

@@ -19,7 +19,9 @@ struct control_event {
     bool up_to_date = false;
     bool closed = false;
 };
-std::string render_control_event(const control_event& c);
+// Appends the `control` event for `c`, allocating only when `out` grows (a
+// live reader sends one per update).
+void append_control_event(std::string& out, const control_event& c);
 
 // Standard base64 (RFC 4648) with padding.
 void append_base64(std::string& out, std::string_view bytes);

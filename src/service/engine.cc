@@ -80,12 +80,10 @@ bool trim_to_whole_messages(stream_view& view) {
     return false;
 }
 
-void post_watch(group& g, std::string key, std::uint64_t incarnation, std::uint64_t offset,
-                std::shared_ptr<runtime::wake_signal> signal) {
-    asio::post(g.strand(),
-               [&g, key = std::move(key), incarnation, offset, signal = std::move(signal)] {
-                   if (!g.watch(key, incarnation, offset, signal)) signal->fire();
-               });
+void post_watch(group& g, read_request request, std::shared_ptr<live_signal> signal) {
+    asio::post(g.strand(), [&g, request = std::move(request), signal = std::move(signal)] {
+        g.watch(request, signal);
+    });
 }
 
 }  // namespace
@@ -227,7 +225,8 @@ asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
     auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
         co_await asio::this_coro::executor);
     const std::string* key = state::command_key(body);
-    group& g = group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
+    group& g =
+        group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
     // A delete also removes the stream's staged parts, after it answers.
     const std::string deleted =
         _uploads && std::holds_alternative<state::delete_stream>(body) ? *key : std::string();
@@ -360,13 +359,11 @@ asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
     co_return co_await slot->take();
 }
 
-asio::awaitable<void> engine::wait(const std::string& key, std::uint64_t incarnation,
-                                   std::uint64_t offset,
-                                   std::chrono::steady_clock::time_point deadline) {
-    auto signal =
-        std::make_shared<runtime::wake_signal>(co_await asio::this_coro::executor, deadline);
-    post_watch(group_for(key), key, incarnation, offset, signal);
-    co_await signal->wait();
+asio::awaitable<std::shared_ptr<const live_update>> engine::wait(
+    const read_request& request, std::chrono::steady_clock::time_point deadline) {
+    auto signal = std::make_shared<live_signal>(co_await asio::this_coro::executor, deadline);
+    post_watch(group_for(request.key), request, signal);
+    co_return co_await signal->wait();
 }
 
 void engine::end_live_reads() {
@@ -406,8 +403,8 @@ std::optional<state::apply_result> answer_from_key(const parts_commit& commit,
         return answer;
     }
     if (commit.offset <= *target.snapshot_offset) {
-        answer.refusal = make_error(protocol::error_code::snapshot_conflict,
-                                    "another snapshot is the latest");
+        answer.refusal =
+            make_error(protocol::error_code::snapshot_conflict, "another snapshot is the latest");
         return answer;
     }
     return std::nullopt;

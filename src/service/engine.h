@@ -72,9 +72,8 @@ public:
     boost::asio::awaitable<parts_answer> discard_parts(
         const std::string& key, const std::optional<std::uint64_t>& if_incarnation) override;
     boost::asio::awaitable<state::apply_result> commit_parts(const parts_commit& commit) override;
-    boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
-                                      std::uint64_t offset,
-                                      std::chrono::steady_clock::time_point deadline) override;
+    boost::asio::awaitable<std::shared_ptr<const live_update>> wait(
+        const read_request& request, std::chrono::steady_clock::time_point deadline) override;
     void end_live_reads() override;
     bool live_reads_ended() const override { return _live_reads_ended.load(); }
 

@@ -369,10 +369,34 @@ result<fork_source_view> group::fork_source(const std::string& key) {
 void group::wake_readers(const std::string& key) {
     auto it = _watchers.find(key);
     if (it == _watchers.end()) return;
-    for (auto& weak : it->second) {
-        if (auto signal = weak.lock()) signal->fire();
-    }
+    std::vector<live_watch> woken = std::move(it->second);
     _watchers.erase(it);
+    // Readers waiting at the same position with the same request (nearly
+    // all of a stream's) share one read and its renderings.
+    const read_request* answered = nullptr;
+    std::shared_ptr<const live_update> answer;
+    for (const auto& w : woken) {
+        const auto signal = w.signal.lock();
+        if (!signal) continue;
+        if (_watches_stopped) {
+            signal->fire(nullptr);
+            continue;
+        }
+        if (answered == nullptr || !(*answered == w.request)) {
+            answer = live_answer(w.request);
+            answered = &w.request;
+        }
+        signal->fire(answer);
+    }
+}
+
+std::shared_ptr<const live_update> group::live_answer(const read_request& request) {
+    read_plan plan = read(request);
+    const stream_view& view = plan.view;
+    if (!plan.cold.empty() || plan.inherited || (!view.refusal && view.next != view.tail)) {
+        return nullptr;
+    }
+    return std::make_shared<const live_update>(std::move(plan.view));
 }
 
 void group::stop_watches() {
@@ -470,20 +494,23 @@ bootstrap_view group::bootstrap(const std::string& key, std::uint64_t max_update
     return view;
 }
 
-bool group::watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,
-                  const std::shared_ptr<runtime::wake_signal>& signal) {
-    if (_watches_stopped) return false;
-    const state::stream* s = live_stream(key, runtime::now_unix_ms());
-    if (s == nullptr || s->incarnation != incarnation || s->tail() > offset || s->closed) {
-        return false;
+void group::watch(const read_request& request, const std::shared_ptr<live_signal>& signal) {
+    if (_watches_stopped) {
+        signal->fire(nullptr);
+        return;
     }
-    auto& list = _watchers[key];
+    const state::stream* s = live_stream(request.key, runtime::now_unix_ms());
+    if (s == nullptr || s->incarnation != request.if_incarnation || s->closed ||
+        s->tail() > request.start.position) {
+        signal->fire(live_answer(request));
+        return;
+    }
+    auto& list = _watchers[request.key];
     // Readers that timed out leave expired entries; drop them as the list grows.
     if (list.size() >= 64 && (list.size() & (list.size() - 1)) == 0) {
-        std::erase_if(list, [](const auto& w) { return w.expired(); });
+        std::erase_if(list, [](const live_watch& w) { return w.signal.expired(); });
     }
-    list.push_back(signal);
-    return true;
+    list.push_back(live_watch{request, signal});
 }
 
 read_plan group::read(const read_request& request, std::optional<std::uint64_t> as_source_of) {

@@ -17,6 +17,7 @@
 #include "log/command_log.h"
 #include "runtime/wake_signal.h"
 #include "service/cold_tier.h"
+#include "service/live_update.h"
 #include "service/stream_service.h"
 #include "state/group_state.h"
 
@@ -24,6 +25,9 @@ namespace dstream::service {
 
 using group_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 using write_done = unique_function<void(state::apply_result)>;
+// Wakes a live reader with the read it waits for, or with nothing when it
+// must read for itself.
+using live_signal = runtime::wake_signal<std::shared_ptr<const live_update>>;
 
 // A piece of a read that lives in a cold chunk object.
 struct cold_piece {
@@ -102,10 +106,10 @@ public:
                                 std::uint64_t length, std::string& object_key);
     bootstrap_view bootstrap(const std::string& key, std::uint64_t max_update_bytes,
                              std::string& snapshot_object_key);
-    // Registers `signal` to fire when the stream changes; false when the
-    // condition already holds and the reader must not wait.
-    bool watch(const std::string& key, std::uint64_t incarnation, std::uint64_t offset,
-               const std::shared_ptr<runtime::wake_signal>& signal);
+    // Fires `signal` when the stream `request` reads changes from its
+    // position (at once when it already has), with that read when it can be
+    // shared (see stream_service::wait).
+    void watch(const read_request& request, const std::shared_ptr<live_signal>& signal);
     // Shutdown: wakes every live reader, and later watches fail so that
     // their readers answer at once.
     void stop_watches();
@@ -131,6 +135,9 @@ private:
     // readers, flushes, garbage chunks) in step with the state.
     state::apply_result apply_and_follow(const state::command& cmd, std::uint64_t index);
     void wake_readers(const std::string& key);
+    // The read `request` makes, when it reaches the tail from hot bytes
+    // alone and so can be handed to every reader making the same one.
+    std::shared_ptr<const live_update> live_answer(const read_request& request);
     // The refusal for a request on a stream that is not live (404, or 410
     // when it is retired for its forks).
     error missing(const std::string& key) const;
@@ -168,7 +175,11 @@ private:
     std::unique_ptr<log::command_log> _log;
     state::group_state _state;
     std::deque<pending_entry> _pending;
-    std::unordered_map<std::string, std::vector<std::weak_ptr<runtime::wake_signal>>> _watchers;
+    struct live_watch {
+        read_request request;
+        std::weak_ptr<live_signal> signal;
+    };
+    std::unordered_map<std::string, std::vector<live_watch>> _watchers;
     bool _watches_stopped = false;
     // Leader-local, not replicated: the last read of each stream renews its
     // sliding TTL without a log entry per read.

@@ -26,6 +26,8 @@ struct read_request {
     bool whole_messages = false;
     bool renews_ttl = true;  // HEAD does not renew a sliding TTL
     std::optional<std::uint64_t> if_incarnation;
+
+    bool operator==(const read_request&) const = default;
 };
 
 // A consistent view of one stream at one moment, and the bytes read from it.
@@ -129,6 +131,8 @@ struct parts_commit {
     std::vector<std::string> part_ids;
 };
 
+class live_update;
+
 class stream_service {
 public:
     virtual ~stream_service() = default;
@@ -181,12 +185,14 @@ public:
     virtual boost::asio::awaitable<state::apply_result> commit_parts(
         const parts_commit& commit) = 0;
 
-    // Returns once the stream `key` of `incarnation` has bytes at or past
-    // `offset`, is closed, is gone or replaced, at `deadline`, or when live
-    // reads end.
-    virtual boost::asio::awaitable<void> wait(const std::string& key, std::uint64_t incarnation,
-                                              std::uint64_t offset,
-                                              std::chrono::steady_clock::time_point deadline) = 0;
+    // Returns once the stream `request.key` of incarnation
+    // `*request.if_incarnation` has bytes past `request.start` (a position),
+    // is closed, gone or replaced, at `deadline`, or when live reads end.
+    // When the change can be answered with the read `request` asks for (up
+    // to the tail, all of it hot), that read comes with it, made once for
+    // every reader waiting at that position; otherwise the reader reads.
+    virtual boost::asio::awaitable<std::shared_ptr<const live_update>> wait(
+        const read_request& request, std::chrono::steady_clock::time_point deadline) = 0;
 
     // Shutdown: every wait returns now and later ones at once, so that a
     // long-poll answers as at its timeout and an SSE reader ends its body.

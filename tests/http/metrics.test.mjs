@@ -48,6 +48,7 @@ test('metrics: the scrape is strict Prometheus text 0.0.4 with every family of a
         ['dstream_http_requests_in_flight', 'gauge'],
         ['dstream_http_connections', 'gauge'],
         ['dstream_live_readers', 'gauge'],
+        ['dstream_live_delivery_seconds', 'histogram'],
         ['dstream_appends_total', 'counter'],
         ['dstream_appended_bytes_total', 'counter'],
         ['dstream_streams', 'gauge'],

@@ -1,11 +1,11 @@
 #include "protocol/sse.h"
 
-#include <gtest/gtest.h>
-
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace dstream::protocol {
 namespace {
@@ -205,7 +205,7 @@ TEST(SseControl, RendersOnlyTheFieldsThatApply) {
         control_event c;
         std::string json;
     };
-    const row rows[] = {
+    const std::vector<row> rows = {
         {{0, std::nullopt, false, false}, R"({"streamNextOffset":"00000000000000000000"})"},
         {{123, "4567", false, false},
          R"({"streamNextOffset":"00000000000000000123","streamCursor":"4567"})"},
@@ -216,7 +216,10 @@ TEST(SseControl, RendersOnlyTheFieldsThatApply) {
     };
     for (const auto& r : rows) {
         SCOPED_TRACE(r.json);
-        EXPECT_EQ(render_control_event(r.c), r.json);
+        // Appended after what the reader was already sent, as one event.
+        std::string out = "event: data\ndata:x\n\n";
+        append_control_event(out, r.c);
+        EXPECT_EQ(out, "event: data\ndata:x\n\nevent: control\ndata:" + r.json + "\n\n");
     }
 }
 

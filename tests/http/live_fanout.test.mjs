@@ -1,0 +1,144 @@
+// Many live readers of one stream (base protocol 5.7, 5.8; extensions 9.3,
+// 9.5): the readers waiting at the tail are handed one read per change,
+// made once and rendered once per format, so every reader must still see
+// exactly the bytes appended, in order, in its own format, whatever its
+// position, its max_bytes or its mode.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer } from './lib/server.mjs';
+import { uniq, openSse, sleep } from './lib/http.mjs';
+import { parsePrometheus, value } from './lib/prometheus.mjs';
+
+let srv;
+before(async () => { srv = await startServer(); });
+after(async () => { await srv?.stop(); });
+
+async function create(url, contentType) {
+    const res = await fetch(url, { method: 'PUT', headers: { 'content-type': contentType } });
+    assert.equal(res.status, 201, await res.text());
+}
+
+async function append(url, contentType, body) {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+    assert.equal(res.status, 204, await res.text());
+}
+
+// The data of an SSE reader's `data` events until its control event reaches
+// `tail`, joined as the reader's format defines.
+async function sseData(reader, tail) {
+    const { events } = await reader.read({
+        ms: 10_000,
+        done: (evs) => evs.some((e) => e.event === 'control' && JSON.parse(e.data).streamNextOffset === tail),
+    });
+    const control = events.filter((e) => e.event === 'control').at(-1);
+    assert.equal(JSON.parse(control.data).streamNextOffset, tail, 'the reader reached the tail');
+    return events.filter((e) => e.event === 'data').map((e) => e.data);
+}
+
+// Follows a stream by long-polls from `offset` until `tail`; returns the bodies.
+async function longPollBodies(url, offset, tail) {
+    const bodies = [];
+    while (offset !== tail) {
+        const res = await fetch(`${url}?offset=${offset}&live=long-poll&timeout_ms=10000`);
+        assert.ok(res.status === 200 || res.status === 204, `long-poll ${res.status}`);
+        if (res.status === 200) bodies.push(Buffer.from(await res.arrayBuffer()));
+        offset = res.headers.get('stream-next-offset');
+    }
+    return bodies;
+}
+
+async function tailOf(url) {
+    const res = await fetch(url, { method: 'HEAD' });
+    return res.headers.get('stream-next-offset');
+}
+
+// Opens `count` SSE readers at the tail plus one from the beginning, so that
+// appends find some waiting and one catching up.
+async function openReaders(url, count, query = '') {
+    const readers = [];
+    for (let i = 0; i < count; i++) readers.push(await openSse(`${url}?offset=now&live=sse${query}`));
+    readers.push(await openSse(`${url}?offset=-1&live=sse${query}`));
+    for (const r of readers) assert.equal(r.res.status, 200);
+    return readers;
+}
+
+test('live fan-out: text readers at the tail, from the start and with a small max_bytes see every byte', async () => {
+    const url = `${srv.url}/fan-bkt/${uniq('t')}`;
+    await create(url, 'text/plain');
+    const readers = await openReaders(url, 12);
+    const small = await openSse(`${url}?offset=now&live=sse&max_bytes=5`);
+    const messages = Array.from({ length: 30 }, (_, i) => `m${i}-é€😀;`);  // multi-byte characters
+    for (const m of messages) await append(url, 'text/plain', m);
+    const tail = await tailOf(url);
+    const expected = messages.join('');
+    for (const r of readers) assert.equal((await sseData(r, tail)).join(''), expected);
+    // At most 5 bytes per event, each ending on a whole character.
+    const pieces = await sseData(small, tail);
+    assert.equal(pieces.join(''), expected);
+    assert.ok(pieces.length > messages.length, 'max_bytes split the updates');
+});
+
+test('live fan-out: JSON readers get NDJSON on a bucket and JSON arrays on /v1/stream', async () => {
+    for (const [url, asMessages] of [
+        [`${srv.url}/fan-bkt/${uniq('j')}`, (data) => data.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l))],
+        [`${srv.url}/v1/stream/${uniq('j')}`, (data) => data.flatMap((d) => JSON.parse(d))],
+    ]) {
+        await create(url, 'application/json');
+        const readers = await openReaders(url, 8);
+        const sent = Array.from({ length: 20 }, (_, i) => ({ n: i, s: 'x'.repeat(i) }));
+        for (const m of sent) await append(url, 'application/json', JSON.stringify(m));
+        const tail = await tailOf(url);
+        for (const r of readers) assert.deepEqual(asMessages(await sseData(r, tail)), sent, url);
+    }
+});
+
+test('live fan-out: binary readers get base64 events, and long-polls at the tail get the bytes', async () => {
+    const url = `${srv.url}/fan-bkt/${uniq('b')}`;
+    await create(url, 'application/octet-stream');
+    const readers = await openReaders(url, 8);
+    const start = await tailOf(url);
+    const polls = Array.from({ length: 4 }, () => ({ bodies: null }));
+    const running = polls.map(async (p) => { p.bodies = await longPollBodies(url, start, '00000000000000000320'); });
+    const chunks = Array.from({ length: 20 }, (_, i) => Buffer.alloc(16, i * 13 + 1));
+    for (const c of chunks) await append(url, 'application/octet-stream', c);
+    const tail = await tailOf(url);
+    assert.equal(tail, '00000000000000000320');
+    const expected = Buffer.concat(chunks);
+    for (const r of readers) {
+        assert.deepEqual(Buffer.concat((await sseData(r, tail)).map((d) => Buffer.from(d, 'base64'))), expected);
+    }
+    await Promise.all(running);
+    for (const p of polls) assert.deepEqual(Buffer.concat(p.bodies), expected);
+});
+
+test('live fan-out: a delete ends every waiting reader with an error event', async () => {
+    const url = `${srv.url}/fan-bkt/${uniq('d')}`;
+    await create(url, 'text/plain');
+    const readers = await openReaders(url, 6);
+    await append(url, 'text/plain', 'before');
+    assert.equal((await fetch(url, { method: 'DELETE' })).status, 204);
+    for (const r of readers) {
+        const { events } = await r.read({ ms: 10_000, done: (evs) => evs.some((e) => e.event === 'error') });
+        assert.equal(events.filter((e) => e.event === 'data').map((e) => e.data).join(''), 'before');
+        const error = events.find((e) => e.event === 'error');
+        assert.ok(error, 'an error event');
+        const code = JSON.parse(error.data).error.code;
+        assert.ok(code === 'STREAM_NOT_FOUND' || code === 'INCARNATION_MISMATCH', error.data);
+    }
+});
+
+test('live fan-out: deliveries to waiting readers are counted in dstream_live_delivery_seconds', async () => {
+    const scrape = async () => parsePrometheus(await (await fetch(`${srv.url}/__ursula/metrics`)).text());
+    const before = value(await scrape(), 'dstream_live_delivery_seconds_count') ?? 0;
+    const url = `${srv.url}/fan-bkt/${uniq('m')}`;
+    await create(url, 'text/plain');
+    const readers = [];
+    for (let i = 0; i < 5; i++) readers.push(await openSse(`${url}?offset=now&live=sse`));
+    // Time to send their first control events and wait at the tail; one
+    // that is late reads for itself and is not counted.
+    await sleep(200);
+    await append(url, 'text/plain', 'ping');
+    for (const r of readers) assert.deepEqual(await sseData(r, '00000000000000000004'), ['ping']);
+    const after = value(await scrape(), 'dstream_live_delivery_seconds_count');
+    assert.ok(after - before >= 1, `deliveries counted: ${after - before}`);
+});
