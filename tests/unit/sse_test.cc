@@ -202,23 +202,31 @@ TEST(SseFraming, TrailingLineBreakIsPreserved) {
 
 TEST(SseControl, RendersOnlyTheFieldsThatApply) {
     struct row {
-        control_event c;
+        std::uint64_t next;
+        const char* cursor;  // null: none
+        bool up_to_date;
+        bool closed;
         std::string json;
     };
     const std::vector<row> rows = {
-        {{0, std::nullopt, false, false}, R"({"streamNextOffset":"00000000000000000000"})"},
-        {{123, "4567", false, false},
+        {0, nullptr, false, false, R"({"streamNextOffset":"00000000000000000000"})"},
+        {123, "4567", false, false,
          R"({"streamNextOffset":"00000000000000000123","streamCursor":"4567"})"},
-        {{5, "9", true, false},
+        {5, "9", true, false,
          R"({"streamNextOffset":"00000000000000000005","streamCursor":"9","upToDate":true})"},
-        {{5, std::nullopt, true, true},
+        {5, nullptr, true, true,
          R"({"streamNextOffset":"00000000000000000005","upToDate":true,"streamClosed":true})"},
     };
     for (const auto& r : rows) {
         SCOPED_TRACE(r.json);
         // Appended after what the reader was already sent, as one event.
         std::string out = "event: data\ndata:x\n\n";
-        append_control_event(out, r.c);
+        control_event c;
+        c.next_offset = r.next;
+        if (r.cursor != nullptr) c.cursor = r.cursor;
+        c.up_to_date = r.up_to_date;
+        c.closed = r.closed;
+        append_control_event(out, c);
         EXPECT_EQ(out, "event: data\ndata:x\n\nevent: control\ndata:" + r.json + "\n\n");
     }
 }
