@@ -26,27 +26,39 @@ std::string errno_text(const char* what, const fs::path& path) {
     return std::string(what) + " " + path.string() + ": " + std::strerror(errno);
 }
 
-void fsync_dir(const fs::path& dir) {
-    if (!fsync_directory(dir)) throw std::runtime_error(errno_text("cannot fsync", dir));
-}
-
 // One allocation of the file's size: a segment is read whole at recovery.
-std::string read_file(const fs::path& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::string read_file(file_io& io, const fs::path& path) {
+    const int fd = io.open(path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) throw std::runtime_error(errno_text("cannot read", path));
+    if (fd < 0 || io.fstat(fd, &st) != 0) throw std::runtime_error(errno_text("cannot read", path));
     std::string data(static_cast<std::size_t>(st.st_size), '\0');
     std::size_t done = 0;
     while (done < data.size()) {
         const ssize_t n =
-            ::pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+            io.pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         done += static_cast<std::size_t>(n);
     }
-    ::close(fd);
+    io.close(fd);
     if (done != data.size()) throw std::runtime_error(errno_text("cannot read", path));
     return data;
+}
+
+void cut_file(file_io& io, const fs::path& path, std::uint64_t size) {
+    const int fd = io.open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    const bool cut = fd >= 0 && io.ftruncate(fd, static_cast<off_t>(size)) == 0;
+    if (!cut) {
+        const std::string text = errno_text("cannot truncate", path);
+        if (fd >= 0) io.close(fd);
+        throw std::runtime_error(text);
+    }
+    io.close(fd);
+}
+
+error disk_pressure() {
+    return make_error(protocol::error_code::wal_disk_pressure,
+                      "the server cannot persist writes right now");
 }
 
 std::vector<std::pair<std::uint64_t, fs::path>> list_segments(const fs::path& dir) {
@@ -73,17 +85,17 @@ bool valid_record_after(std::string_view data, std::size_t from) {
 
 }  // namespace
 
-node_wal::node_wal(wal_options options)
-    : _options(std::move(options)), _metrics(wal_metrics::get()) {
+node_wal::node_wal(wal_options options, file_io& io)
+    : _options(std::move(options)), _io(io), _metrics(wal_metrics::get()) {
     std::error_code ec;
-    if (!create_durable_directories(_options.dir, ec)) {
+    if (!create_durable_directories(_options.dir, ec, _io)) {
         throw std::runtime_error("cannot create " + _options.dir.string());
     }
 }
 
 node_wal::~node_wal() {
     stop();
-    if (_fd >= 0) ::close(_fd);
+    if (_fd >= 0) _io.close(_fd);
 }
 
 fs::path node_wal::segment_path(std::uint64_t first_sequence) const {
@@ -100,13 +112,15 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
     for (std::size_t i = 0; i < segments.size(); ++i) {
         const auto& [first, path] = segments[i];
         const bool last_segment = i + 1 == segments.size();
-        const std::string data = read_file(path);
+        const std::string data = read_file(_io, path);
         std::size_t at = 0;
         if (data.size() < wal_magic.size() ||
             std::string_view(data).substr(0, wal_magic.size()) != wal_magic) {
             if (last_segment && data.size() < wal_magic.size() && wal_magic.starts_with(data)) {
                 // Crashed while creating the segment: nothing was written to it.
-                fs::remove(path);
+                if (_io.unlink(path.c_str()) != 0) {
+                    throw std::runtime_error(errno_text("cannot remove", path));
+                }
                 result.torn_tail_cut = true;
                 break;
             }
@@ -126,9 +140,7 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
                 }
                 spdlog::warn("WAL {}: cutting a torn tail of {} bytes at offset {}", path.string(),
                              data.size() - at, at);
-                if (::truncate(path.c_str(), static_cast<off_t>(at)) != 0) {
-                    throw std::runtime_error(errno_text("cannot truncate", path));
-                }
+                cut_file(_io, path, at);
                 result.torn_tail_cut = true;
                 break;
             }
@@ -191,34 +203,31 @@ void node_wal::delete_covered_segments() {
         }
     }
     for (const auto first : doomed) {
-        std::error_code ec;
         const fs::path path = segment_path(first);
-        const auto size = fs::file_size(path, ec);
-        if (!ec && fs::remove(path, ec)) {
+        struct stat st {};
+        if (_io.stat(path.c_str(), &st) == 0 && _io.unlink(path.c_str()) == 0) {
             _metrics.segments.add(-1);
-            _metrics.bytes_on_disk.add(-static_cast<std::int64_t>(size));
+            _metrics.bytes_on_disk.add(-static_cast<std::int64_t>(st.st_size));
         }
         spdlog::debug("WAL segment {} covered by checkpoints: removed", first);
     }
 }
 
 void node_wal::open_segment(std::uint64_t first_sequence) {
-    if (_fd >= 0) ::close(_fd);
+    if (_fd >= 0) _io.close(_fd);
     {
         std::lock_guard lock(_segments_mutex);
         _open_segment = first_sequence;
         _segments[first_sequence];
     }
     const fs::path path = segment_path(first_sequence);
-    _fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    _fd = _io.open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (_fd < 0) throw std::runtime_error(errno_text("cannot open", path));
     struct stat st {};
-    ::fstat(_fd, &st);
+    _io.fstat(_fd, &st);
     _segment_size = static_cast<std::uint64_t>(st.st_size);
     if (_segment_size == 0) {
-        if (::write(_fd, wal_magic.data(), wal_magic.size()) !=
-                static_cast<ssize_t>(wal_magic.size()) ||
-            ::fdatasync(_fd) != 0) {
+        if (!write_all(_io, _fd, wal_magic) || _io.fdatasync(_fd) != 0) {
             throw std::runtime_error(errno_text("cannot initialise", path));
         }
         _segment_size = wal_magic.size();
@@ -228,7 +237,9 @@ void node_wal::open_segment(std::uint64_t first_sequence) {
     // Also for a segment found on disk: a crash may have come between its
     // creation and this fsync, and records written to it are durable only
     // once its name is.
-    fsync_dir(_options.dir);
+    if (!fsync_directory(_options.dir, _io)) {
+        throw std::runtime_error(errno_text("cannot fsync", _options.dir));
+    }
 }
 
 void node_wal::start() {
@@ -283,7 +294,7 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     std::size_t first = 0;
     while (first < iov.size()) {
         const int count = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
-        ssize_t n = ::writev(_fd, iov.data() + first, count);
+        ssize_t n = _io.writev(_fd, iov.data() + first, count);
         if (n < 0) {
             if (errno == EINTR) continue;
             failure = errno;
@@ -308,14 +319,13 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     _metrics.write_errors.inc();
     // Nothing of a failed batch may stay in the log: a later batch would
     // follow it and recovery would take the damage for corruption.
-    if (::ftruncate(_fd, static_cast<off_t>(before)) != 0) {
+    if (_io.ftruncate(_fd, static_cast<off_t>(before)) != 0) {
         spdlog::critical("WAL: cannot cut a failed write back ({}); stopping",
                          std::strerror(errno));
         std::abort();
     }
     spdlog::error("WAL write failed: {}", std::strerror(failure));
-    return make_error(protocol::error_code::wal_disk_pressure,
-                      "the server cannot persist writes right now");
+    return disk_pressure();
 }
 
 void node_wal::sync_loop() {
@@ -332,7 +342,7 @@ void node_wal::sync_loop() {
         ++_syncs_in_flight;
         lock.unlock();
         const metrics::stopwatch fsync;
-        const int failure = ::fdatasync(fd) == 0 ? 0 : errno;
+        const int failure = _io.fdatasync(fd) == 0 ? 0 : errno;
         _metrics.fsync_us.observe(fsync.elapsed_us());
         lock.lock();
         --_syncs_in_flight;
@@ -376,8 +386,8 @@ void node_wal::recover_from_failed_sync() {
         if (_sync_failure == 0) return;
         _synced.wait(lock, [this] { return _syncs_in_flight == 0; });
         const std::uint64_t unflushed = _written_pos - _durable_pos;
-        if (::ftruncate(_fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
-            ::fdatasync(_fd) != 0) {
+        if (_io.ftruncate(_fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
+            _io.fdatasync(_fd) != 0) {
             spdlog::critical("WAL: cannot cut unflushed writes back ({}); stopping",
                              std::strerror(errno));
             std::abort();
@@ -385,8 +395,7 @@ void node_wal::recover_from_failed_sync() {
         spdlog::error("WAL flush failed: {}; {} unflushed bytes cut and their writes refused",
                       std::strerror(_sync_failure), unflushed);
         _segment_size -= unflushed;
-        const status failed = make_error(protocol::error_code::wal_disk_pressure,
-                                         "the server cannot persist writes right now");
+        const status failed = disk_pressure();
         for (auto& batch : _written) {
             if (batch.end > _durable_pos) {
                 batch.end = _durable_pos;

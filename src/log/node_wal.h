@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/file_io.h"
 #include "base/result.h"
 
 namespace dstream::log {
@@ -58,7 +59,7 @@ struct wal_recovery {
 
 class node_wal {
 public:
-    explicit node_wal(wal_options options);
+    explicit node_wal(wal_options options, file_io& io = posix_file_io());
     ~node_wal();
     node_wal(const node_wal&) = delete;
     node_wal& operator=(const node_wal&) = delete;
@@ -115,6 +116,7 @@ private:
     void delete_covered_segments();
 
     wal_options _options;
+    file_io& _io;
     wal_metrics& _metrics;
     std::mutex _segments_mutex;
     std::map<std::uint64_t, coverage> _segments;
