@@ -213,39 +213,50 @@ void node_wal::delete_covered_segments() {
     }
 }
 
-void node_wal::open_segment(std::uint64_t first_sequence) {
-    if (_fd >= 0) _io.close(_fd);
-    {
-        std::lock_guard lock(_segments_mutex);
-        _open_segment = first_sequence;
-        _segments[first_sequence];
-    }
+int node_wal::open_segment(std::uint64_t first_sequence) {
     const fs::path path = segment_path(first_sequence);
-    _fd = _io.open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (_fd < 0) throw std::runtime_error(errno_text("cannot open", path));
+    const int fd = _io.open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
     struct stat st {};
-    _io.fstat(_fd, &st);
-    _segment_size = static_cast<std::uint64_t>(st.st_size);
-    if (_segment_size == 0) {
-        if (!write_all(_io, _fd, wal_magic) || _io.fdatasync(_fd) != 0) {
-            throw std::runtime_error(errno_text("cannot initialise", path));
-        }
-        _segment_size = wal_magic.size();
-        _metrics.segments.add(1);
-        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(wal_magic.size()));
-    }
+    bool ok = _io.fstat(fd, &st) == 0;
+    const bool fresh = ok && st.st_size == 0;
+    if (fresh) ok = write_all(_io, fd, wal_magic) && _io.fdatasync(fd) == 0;
     // Also for a segment found on disk: a crash may have come between its
     // creation and this fsync, and records written to it are durable only
     // once its name is.
-    if (!fsync_directory(_options.dir, _io)) {
-        throw std::runtime_error(errno_text("cannot fsync", _options.dir));
+    ok = ok && fsync_directory(_options.dir, _io);
+    if (!ok) {
+        const int failure = errno != 0 ? errno : EIO;
+        _io.close(fd);
+        // A segment that never took a record goes: it would be the last one
+        // at the next start while the records went to the one before.
+        if (fresh) {
+            (void)_io.unlink(path.c_str());
+            (void)fsync_directory(_options.dir, _io);
+        }
+        return failure;
     }
+    if (_fd >= 0) _io.close(_fd);
+    _fd = fd;
+    _segment_size = fresh ? wal_magic.size() : static_cast<std::uint64_t>(st.st_size);
+    if (fresh) {
+        _metrics.segments.add(1);
+        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(wal_magic.size()));
+    }
+    std::lock_guard lock(_segments_mutex);
+    _open_segment = first_sequence;
+    _segments[first_sequence];
+    return 0;
 }
 
 void node_wal::start() {
     // Append to the newest segment, or begin one.
     const auto segments = list_segments(_options.dir);
-    open_segment(segments.empty() ? _next_sequence : segments.back().first);
+    const std::uint64_t first = segments.empty() ? _next_sequence : segments.back().first;
+    if (const int failure = open_segment(first); failure != 0) {
+        errno = failure;
+        throw std::runtime_error(errno_text("cannot open the WAL segment", segment_path(first)));
+    }
     _writer = std::thread([this] { writer_loop(); });
     for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
         _syncers.emplace_back([this] { sync_loop(); });
@@ -420,18 +431,24 @@ void node_wal::writer_loop() {
         recover_from_failed_sync();
         std::uint64_t batch_bytes = 0;
         for (const auto& e : batch) batch_bytes += e.header.size() + e.payload.size();
+        written_batch written;
         if (_segment_size > wal_magic.size() &&
             _segment_size + batch_bytes > _options.segment_bytes) {
             // A segment is closed only once flushed whole: flushes never
             // span two files, and recovery sees a torn tail only in the last.
             wait_all_durable();
             recover_from_failed_sync();
-            open_segment(_next_sequence);
+            if (const int failure = open_segment(_next_sequence); failure != 0) {
+                // The batch is refused; the next one tries a new segment again.
+                _metrics.write_errors.inc();
+                spdlog::error("WAL: cannot begin segment {}: {}",
+                              segment_path(_next_sequence).string(), std::strerror(failure));
+                written.outcome = disk_pressure();
+            }
         }
         _metrics.batch_records.observe(batch.size());
         _metrics.batch_bytes.observe(batch_bytes);
-        written_batch written;
-        written.outcome = write_batch(batch);
+        if (written.outcome) written.outcome = write_batch(batch);
         if (written.outcome) {
             _next_sequence += batch.size();
             for (const auto& e : batch) note_written(_open_segment, e.group, e.index);

@@ -107,7 +107,10 @@ private:
     // After a failed flush: cuts the log back to what is durable and fails
     // every batch after it, so no later batch follows unflushed bytes.
     void recover_from_failed_sync();
-    void open_segment(std::uint64_t first_sequence);
+    // Switches the writer to a new segment (or the one found at start);
+    // returns 0, or the errno that kept the segment from being made whole,
+    // in which case the writer stays on the segment it had.
+    int open_segment(std::uint64_t first_sequence);
     std::filesystem::path segment_path(std::uint64_t first_sequence) const;
 
     // Per closed or open segment (by first sequence): each group's highest index in it.
