@@ -364,6 +364,15 @@ void node_wal::sync_loop() {
         }
         _synced.notify_all();
         lock.unlock();
+        if (failure != 0) {
+            // The writer cuts the log back and refuses what the flush covered
+            // now, not when the next write happens to come.
+            {
+                std::lock_guard queue(_mutex);
+                _flush_failed = true;
+            }
+            _wake.notify_one();
+        }
         deliver_durable();
         lock.lock();
     }
@@ -424,11 +433,13 @@ void node_wal::writer_loop() {
     while (true) {
         {
             std::unique_lock lock(_mutex);
-            _wake.wait(lock, [this] { return !_queue.empty() || _stopping; });
-            if (_queue.empty()) break;
+            _wake.wait(lock, [this] { return !_queue.empty() || _stopping || _flush_failed; });
+            if (_queue.empty() && !_flush_failed) break;  // stopping
+            _flush_failed = false;
             batch.swap(_queue);
         }
         recover_from_failed_sync();
+        if (batch.empty()) continue;
         std::uint64_t batch_bytes = 0;
         for (const auto& e : batch) batch_bytes += e.header.size() + e.payload.size();
         written_batch written;

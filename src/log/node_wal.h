@@ -133,6 +133,7 @@ private:
     std::condition_variable _wake;
     std::vector<entry> _queue;
     bool _stopping = false;
+    bool _flush_failed = false;  // a sync thread asks the writer to recover
     std::thread _writer;
 
     // Log positions count bytes written by this process; the writer moves

@@ -145,6 +145,17 @@ TEST_F(WalFaults, AFailedWriteIsRefusedCutOutAndTheLogGoesOn) {
     }
 }
 
+TEST_F(WalFaults, AFailedFlushRefusesWhatItCoveredAndTheLogGoesOn) {
+    open();
+    ASSERT_EQ(write(1), std::nullopt);
+    io.inject(file_op::sync, ".wal", fault::fail(EIO));
+    EXPECT_EQ(write(2), error_code::wal_disk_pressure);
+    EXPECT_EQ(io.fired(), 1);
+    EXPECT_EQ(write(3), std::nullopt);
+    EXPECT_EQ(write(4), std::nullopt);
+    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
+}
+
 TEST_F(WalFaults, ATornTailLeftByAPowerCutIsCutOnReopen) {
     std::mutex mutex;
     std::condition_variable changed;
