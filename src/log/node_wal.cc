@@ -96,6 +96,7 @@ node_wal::node_wal(wal_options options, file_io& io)
 node_wal::~node_wal() {
     stop();
     if (_fd >= 0) _io.close(_fd);
+    for (const int fd : _sync_fds) _io.close(fd);
 }
 
 fs::path node_wal::segment_path(std::uint64_t first_sequence) const {
@@ -225,6 +226,14 @@ int node_wal::open_segment(std::uint64_t first_sequence) {
     // creation and this fsync, and records written to it are durable only
     // once its name is.
     ok = ok && fsync_directory(_options.dir, _io);
+    if (ok) {
+        // No flush is in flight: the writer waited for them before switching.
+        std::lock_guard lock(_sync_mutex);
+        if (const int failure = reopen_sync_descriptors(path); failure != 0) {
+            ok = false;
+            errno = failure;
+        }
+    }
     if (!ok) {
         const int failure = errno != 0 ? errno : EIO;
         _io.close(fd);
@@ -249,6 +258,22 @@ int node_wal::open_segment(std::uint64_t first_sequence) {
     return 0;
 }
 
+int node_wal::reopen_sync_descriptors(const fs::path& path) {
+    std::vector<int> fds;
+    for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
+        const int fd = _io.open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            const int failure = errno;
+            for (const int opened : fds) _io.close(opened);
+            return failure;
+        }
+        fds.push_back(fd);
+    }
+    for (const int fd : _sync_fds) _io.close(fd);
+    _sync_fds = std::move(fds);
+    return 0;
+}
+
 void node_wal::start() {
     // Append to the newest segment, or begin one.
     const auto segments = list_segments(_options.dir);
@@ -259,7 +284,7 @@ void node_wal::start() {
     }
     _writer = std::thread([this] { writer_loop(); });
     for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
-        _syncers.emplace_back([this] { sync_loop(); });
+        _syncers.emplace_back([this, i] { sync_loop(i); });
     }
 }
 
@@ -339,7 +364,7 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     return disk_pressure();
 }
 
-void node_wal::sync_loop() {
+void node_wal::sync_loop(std::size_t slot) {
     std::unique_lock lock(_sync_mutex);
     while (true) {
         _sync_wake.wait(lock, [this] {
@@ -348,7 +373,7 @@ void node_wal::sync_loop() {
         if (_written_pos <= _sync_started_pos || _sync_failure != 0)
             return;  // stopping, nothing left
         const std::uint64_t target = _written_pos;
-        const int fd = _fd;
+        const int fd = _sync_fds[slot];
         _sync_started_pos = target;
         ++_syncs_in_flight;
         lock.unlock();
@@ -406,12 +431,19 @@ void node_wal::recover_from_failed_sync() {
         if (_sync_failure == 0) return;
         _synced.wait(lock, [this] { return _syncs_in_flight == 0; });
         const std::uint64_t unflushed = _written_pos - _durable_pos;
-        if (_io.ftruncate(_fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
-            _io.fdatasync(_fd) != 0) {
+        // Through new descriptors: the old ones would report the flush's
+        // error again (once per open file), the writer's as a failure of the
+        // cut, the sync threads' as failures of later flushes.
+        const fs::path path = segment_path(_open_segment);
+        const int fd = _io.open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (fd < 0 || _io.ftruncate(fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
+            _io.fdatasync(fd) != 0 || reopen_sync_descriptors(path) != 0) {
             spdlog::critical("WAL: cannot cut unflushed writes back ({}); stopping",
                              std::strerror(errno));
             std::abort();
         }
+        _io.close(_fd);
+        _fd = fd;
         spdlog::error("WAL flush failed: {}; {} unflushed bytes cut and their writes refused",
                       std::strerror(_sync_failure), unflushed);
         _segment_size -= unflushed;

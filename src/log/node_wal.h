@@ -98,7 +98,9 @@ private:
     };
 
     void writer_loop();
-    void sync_loop();
+    void sync_loop(std::size_t slot);
+    // Replaces the sync threads' descriptors with new ones on `path`; 0 or an errno.
+    int reopen_sync_descriptors(const std::filesystem::path& path);
     status write_batch(const std::vector<entry>& batch);
     // Answers, in log order, every batch whose bytes a finished flush covers.
     void deliver_durable();
@@ -146,6 +148,14 @@ private:
     std::uint64_t _sync_started_pos = 0;
     std::uint64_t _durable_pos = 0;
     unsigned _syncs_in_flight = 0;
+    // Each sync thread flushes through a descriptor of its own on the open
+    // segment, opened before anything is written there (a new segment, a cut
+    // after a failed flush) and replaced only while no flush is in flight.
+    // Linux reports a writeback error once per open file: through a shared
+    // descriptor, a failed flush could let a concurrent one return success
+    // for the very pages it lost, and a descriptor opened after the error
+    // would not hear of it.
+    std::vector<int> _sync_fds;
     int _sync_failure = 0;  // errno of a failed flush, until the writer recovers
     bool _syncers_stopping = false;
     std::vector<std::thread> _syncers;
