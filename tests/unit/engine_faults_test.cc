@@ -4,7 +4,9 @@
 // acknowledged, and then survives a crash, or refused with a code that proves
 // it (503 WAL_DISK_PRESSURE at the edge), and then absent; the node goes on
 // once the fault clears, with offsets that continue without a gap.
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -322,6 +324,64 @@ TEST_F(EngineFaults, AChunkThatCannotBeWrittenStaysHotAndIsFlushedLater) {
     EXPECT_EQ(*n->read_all(key), model);
     crash_and_restart(options);
     EXPECT_EQ(*n->read_all(key), model);
+}
+
+// A chunk written whose log record is refused is garbage and gets removed;
+// the removal must not catch the same chunk written again by the retry.
+TEST_F(EngineFaults, ARefusedChunkIsNotRemovedFromUnderItsRetry) {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool hold_writes = true;
+    bool hold_removals = true;
+    int removals_waiting = 0;
+    io.set_hook([&](file_op op, const std::string& path) {
+        if (path.find("/objects/chunks/") == std::string::npos) return;
+        std::unique_lock lock(mutex);
+        if (op == file_op::open) {
+            changed.wait(lock, [&] { return !hold_writes; });
+        } else if (op == file_op::unlink && hold_removals) {
+            ++removals_waiting;
+            changed.notify_all();
+            changed.wait(lock, [&] { return !hold_removals; });
+        }
+    });
+    const auto let = [&](bool& hold) {
+        std::lock_guard lock(mutex);
+        hold = false;
+        changed.notify_all();
+    };
+    node_options options;
+    options.chunk_bytes = 1024;
+    start(options);
+    const std::string key = "v1/stream/s";
+    ASSERT_FALSE(n->create(key).refusal);
+    std::string model;
+    // One hot block of exactly one chunk: once flushed, only the chunk holds it.
+    ASSERT_TRUE(append(key, std::string(1024, 'a'), model));  // the chunk's write waits
+    io.inject(file_op::write, ".wal", fault::fail(ENOSPC));   // for its log record
+    let(hold_writes);
+    ASSERT_TRUE(n->settle_until([&] {
+        std::lock_guard lock(mutex);
+        return removals_waiting > 0;
+    })) << "the refused chunk's removal";
+    ASSERT_TRUE(append(key, std::string(100, 'b'), model));
+    n->settle(std::chrono::milliseconds(100));
+    let(hold_removals);
+    // Each append past the chunk grid tries the flush again (once the
+    // removal is done); the chunk ends up written and referenced.
+    for (int i = 0; i < 50 && files_under("objects/chunks") == 0; ++i) {
+        ASSERT_TRUE(append(key, std::string(10, 'c'), model));
+        n->settle(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(files_under("objects/chunks"), 1u) << "the chunk the log references is gone";
+    n->settle(std::chrono::milliseconds(50));
+    const auto before = n->read_all(key);
+    ASSERT_TRUE(before) << protocol::wire_code(before.err().code);
+    EXPECT_EQ(*before, model);
+    crash_and_restart(options);
+    const auto after = n->read_all(key);
+    ASSERT_TRUE(after) << protocol::wire_code(after.err().code);
+    EXPECT_EQ(*after, model);
 }
 
 }  // namespace
