@@ -23,6 +23,7 @@
 #include "edge/write_answer.h"
 #include "faulty_file_io.h"
 #include "log/wal_group_log.h"
+#include "protocol/digest.h"
 #include "service/engine.h"
 #include "storage/local_dir_object_store.h"
 #include "temp_dir.h"
@@ -112,6 +113,25 @@ public:
         a.body = bytes;
         return write(std::move(a));
     }
+    state::apply_result publish(const std::string& key, std::uint64_t offset,
+                                const std::string& body) {
+        state::publish_snapshot p;
+        p.key = key;
+        p.offset = offset;
+        p.content_type = content_type;
+        p.digest = protocol::snapshot_digest(p.content_type, body);
+        p.size = body.size();
+        p.body = body;
+        return write(std::move(p));
+    }
+    // The whole snapshot body at `offset`, or the refusal.
+    result<std::string> read_snapshot(const std::string& key, std::uint64_t offset) {
+        const snapshot_view view = run(_engine.read_snapshot(key, offset, 0, 64u << 20));
+        if (view.refusal) return *view.refusal;
+        std::string out;
+        for (const auto& slice : view.body) out.append(slice.view());
+        return out;
+    }
     // Every byte of the stream, or the refusal of the read that failed.
     result<std::string> read_all(const std::string& key) {
         std::string out;
@@ -148,8 +168,9 @@ private:
     log::node_wal _wal;
 };
 
-// What the edge answers a refused append with (src/edge/write_answer.cc).
-edge::response edge_answer(const state::apply_result& r) {
+// What the edge answers a write with (src/edge/write_answer.cc): an append,
+// or a snapshot publish.
+edge::response edge_answer(const state::apply_result& r, bool publish = false) {
     asio::io_context io;
     edge::connection_stream stream(asio::make_strand(io));
     edge::request req{boost::beast::http::verb::post, "/v1/stream/s", 11};
@@ -157,7 +178,7 @@ edge::response edge_answer(const state::apply_result& r) {
     edge::answer_summary summary;
     const edge::exchange ex(stream, req, edge::route{}, *edge::query_params::parse(""), nullptr,
                             options, summary);
-    return edge::render_append_answer(ex, r, false);
+    return publish ? edge::render_publish_answer(ex, r) : edge::render_append_answer(ex, r, false);
 }
 
 class EngineFaults : public ::testing::Test {
@@ -229,6 +250,33 @@ TEST_F(EngineFaults, AnAppendTheDiskCannotTakeIsAnswered503AndTheStreamGoesOn) {
     crash_and_restart();
     EXPECT_EQ(*n->read_all(key), model);
     EXPECT_TRUE(append(key, "after;", model));
+    EXPECT_EQ(*n->read_all(key), model);
+}
+
+// A snapshot body of 1 MiB or more goes to the cold tier before its command
+// is logged: when the object cannot be written, the publish is answered 502
+// COLD_STORE_FAILED and nothing is published; repeating it works.
+TEST_F(EngineFaults, ASnapshotTheColdStoreCannotTakeIsAnswered502AndNothingIsPublished) {
+    start();
+    const std::string key = "v1/stream/s";
+    ASSERT_FALSE(n->create(key).refusal);
+    std::string model;
+    ASSERT_TRUE(append(key, "abc", model));
+    const std::string body(snapshot_inline_limit, 's');
+    for (const fault f : {fault::fail(ENOSPC), fault::torn_write(4096, EIO)}) {
+        io.inject(file_op::write, "/objects/snapshots/", f);
+        const state::apply_result refused = n->publish(key, 3, body);
+        ASSERT_TRUE(refused.refusal);
+        EXPECT_EQ(refused.refusal->code, error_code::cold_store_failed);
+        EXPECT_EQ(edge_answer(refused, true).result_int(), 502u);
+        const auto nothing = n->read_snapshot(key, 3);
+        ASSERT_FALSE(nothing);
+        EXPECT_EQ(nothing.err().code, error_code::snapshot_not_found);
+    }
+    ASSERT_FALSE(n->publish(key, 3, body).refusal) << "the repeat";
+    EXPECT_EQ(*n->read_snapshot(key, 3), body);
+    crash_and_restart();
+    EXPECT_EQ(*n->read_snapshot(key, 3), body);
     EXPECT_EQ(*n->read_all(key), model);
 }
 
