@@ -13,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -24,6 +23,7 @@
 #include "faulty_file_io.h"
 #include "log/wal_group_log.h"
 #include "protocol/digest.h"
+#include "run_to_end.h"
 #include "service/engine.h"
 #include "storage/local_dir_object_store.h"
 #include "temp_dir.h"
@@ -74,17 +74,7 @@ public:
 
     template <typename T>
     T run(asio::awaitable<T> operation) {
-        std::optional<T> out;
-        asio::co_spawn(_io, std::move(operation), [&](std::exception_ptr e, T value) {
-            if (e) std::rethrow_exception(e);
-            out = std::move(value);
-        });
-        const auto until = std::chrono::steady_clock::now() + deadline;
-        while (!out && std::chrono::steady_clock::now() < until) {
-            _io.run_one_for(std::chrono::milliseconds(50));
-        }
-        if (!out) throw std::runtime_error("the engine did not answer");
-        return std::move(*out);
+        return test::run_to_end(_io, std::move(operation));
     }
     // Runs the groups for `period`: background work (flushes, checkpoints) lands.
     void settle(std::chrono::milliseconds period) { _io.run_for(period); }
@@ -184,6 +174,11 @@ edge::response edge_answer(const state::apply_result& r, bool publish = false) {
 class EngineFaults : public ::testing::Test {
 protected:
     void start(const node_options& options = {}) { n.emplace(dir.path(), io, options); }
+    // Starts the node with `stream` created, empty.
+    void start_with_stream(const node_options& options = {}) {
+        start(options);
+        ASSERT_FALSE(n->create(stream).refusal);
+    }
     // The node dies; the disk keeps what it had made durable; the node starts
     // again on healthy calls.
     void crash_and_restart(const node_options& options = {}) {
@@ -216,6 +211,7 @@ protected:
         return count;
     }
 
+    const std::string stream = "v1/stream/s";
     test::temp_dir dir{"dstream-engine-faults"};
     faulty_file_io io{dir.path()};
     std::optional<node> n;
@@ -228,15 +224,13 @@ TEST_F(EngineFaults, AnAppendTheDiskCannotTakeIsAnswered503AndTheStreamGoesOn) {
         {"torn write", {file_op::write, fault::torn_write(25, EIO)}},
         {"failed flush", {file_op::sync, fault::fail(EIO)}},
     };
-    start();
-    const std::string key = "v1/stream/s";
-    ASSERT_FALSE(n->create(key).refusal);
+    start_with_stream();
     std::string model;
-    ASSERT_TRUE(append(key, "first;", model));
+    ASSERT_TRUE(append(stream, "first;", model));
     for (const auto& [name, what] : cases) {
         SCOPED_TRACE(name);
         io.inject(what.first, ".wal", what.second);
-        const state::apply_result refused = n->append(key, std::string("lost-") + name + ";");
+        const state::apply_result refused = n->append(stream, std::string("lost-") + name + ";");
         ASSERT_TRUE(refused.refusal);
         EXPECT_EQ(refused.refusal->code, error_code::wal_disk_pressure);
         const edge::response answer = edge_answer(refused);
@@ -244,40 +238,39 @@ TEST_F(EngineFaults, AnAppendTheDiskCannotTakeIsAnswered503AndTheStreamGoesOn) {
         EXPECT_NE(answer.body().find("\"WAL_DISK_PRESSURE\""), std::string::npos) << answer.body();
         EXPECT_EQ(answer[boost::beast::http::field::retry_after], "1");
         EXPECT_TRUE(protocol::proves_refusal(refused.refusal->code));
-        EXPECT_TRUE(append(key, std::string("kept-") + name + ";", model)) << "the fault cleared";
-        EXPECT_EQ(*n->read_all(key), model);
+        EXPECT_TRUE(append(stream, std::string("kept-") + name + ";", model))
+            << "the fault cleared";
+        EXPECT_EQ(*n->read_all(stream), model);
     }
     crash_and_restart();
-    EXPECT_EQ(*n->read_all(key), model);
-    EXPECT_TRUE(append(key, "after;", model));
-    EXPECT_EQ(*n->read_all(key), model);
+    EXPECT_EQ(*n->read_all(stream), model);
+    EXPECT_TRUE(append(stream, "after;", model));
+    EXPECT_EQ(*n->read_all(stream), model);
 }
 
 // A snapshot body of 1 MiB or more goes to the cold tier before its command
 // is logged: when the object cannot be written, the publish is answered 502
 // COLD_STORE_FAILED and nothing is published; repeating it works.
 TEST_F(EngineFaults, ASnapshotTheColdStoreCannotTakeIsAnswered502AndNothingIsPublished) {
-    start();
-    const std::string key = "v1/stream/s";
-    ASSERT_FALSE(n->create(key).refusal);
+    start_with_stream();
     std::string model;
-    ASSERT_TRUE(append(key, "abc", model));
+    ASSERT_TRUE(append(stream, "abc", model));
     const std::string body(snapshot_inline_limit, 's');
     for (const fault f : {fault::fail(ENOSPC), fault::torn_write(4096, EIO)}) {
         io.inject(file_op::write, "/objects/snapshots/", f);
-        const state::apply_result refused = n->publish(key, 3, body);
+        const state::apply_result refused = n->publish(stream, 3, body);
         ASSERT_TRUE(refused.refusal);
         EXPECT_EQ(refused.refusal->code, error_code::cold_store_failed);
         EXPECT_EQ(edge_answer(refused, true).result_int(), 502u);
-        const auto nothing = n->read_snapshot(key, 3);
+        const auto nothing = n->read_snapshot(stream, 3);
         ASSERT_FALSE(nothing);
         EXPECT_EQ(nothing.err().code, error_code::snapshot_not_found);
     }
-    ASSERT_FALSE(n->publish(key, 3, body).refusal) << "the repeat";
-    EXPECT_EQ(*n->read_snapshot(key, 3), body);
+    ASSERT_FALSE(n->publish(stream, 3, body).refusal) << "the repeat";
+    EXPECT_EQ(*n->read_snapshot(stream, 3), body);
     crash_and_restart();
-    EXPECT_EQ(*n->read_snapshot(key, 3), body);
-    EXPECT_EQ(*n->read_all(key), model);
+    EXPECT_EQ(*n->read_snapshot(stream, 3), body);
+    EXPECT_EQ(*n->read_all(stream), model);
 }
 
 // Faults at random on every durable path (WAL, checkpoints, chunks) while
@@ -333,21 +326,19 @@ TEST_F(EngineFaults, FailingCheckpointsKeepThePreviousOneAndTheLog) {
     node_options options;
     options.checkpoint_bytes = 512;
     options.segment_bytes = 2048;
-    start(options);
-    const std::string key = "v1/stream/s";
-    ASSERT_FALSE(n->create(key).refusal);
+    start_with_stream(options);
     std::string model;
-    for (int i = 0; i < 20; ++i) ASSERT_TRUE(append(key, std::string(100, 'a'), model));
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(append(stream, std::string(100, 'a'), model));
     ASSERT_TRUE(n->settle_until([&] { return files_under("checkpoints") > 0; }));
     io.inject(file_op::sync, ".ckpt", fault::fail(EIO), -1);
-    for (int i = 0; i < 60; ++i) ASSERT_TRUE(append(key, std::string(100, 'b' + i % 20), model));
+    for (int i = 0; i < 60; ++i) ASSERT_TRUE(append(stream, std::string(100, 'b' + i % 20), model));
     n->settle(std::chrono::milliseconds(50));
     EXPECT_GT(io.fired(), 0) << "checkpoints were tried and failed";
-    EXPECT_EQ(*n->read_all(key), model);
+    EXPECT_EQ(*n->read_all(stream), model);
     crash_and_restart(options);
-    EXPECT_EQ(*n->read_all(key), model);
-    ASSERT_TRUE(append(key, "after", model));
-    EXPECT_EQ(*n->read_all(key), model);
+    EXPECT_EQ(*n->read_all(stream), model);
+    ASSERT_TRUE(append(stream, "after", model));
+    EXPECT_EQ(*n->read_all(stream), model);
 }
 
 // A chunk that cannot be written leaves its bytes in memory, readable; the
@@ -355,23 +346,21 @@ TEST_F(EngineFaults, FailingCheckpointsKeepThePreviousOneAndTheLog) {
 TEST_F(EngineFaults, AChunkThatCannotBeWrittenStaysHotAndIsFlushedLater) {
     node_options options;
     options.chunk_bytes = 1024;
-    start(options);
-    const std::string key = "v1/stream/s";
-    ASSERT_FALSE(n->create(key).refusal);
+    start_with_stream(options);
     std::string model;
     io.inject(file_op::write, "/objects/chunks/", fault::fail(ENOSPC), -1);
-    for (int i = 0; i < 30; ++i) ASSERT_TRUE(append(key, std::string(100, 'a' + i % 26), model));
+    for (int i = 0; i < 30; ++i) ASSERT_TRUE(append(stream, std::string(100, 'a' + i % 26), model));
     n->settle(std::chrono::milliseconds(50));
     EXPECT_GT(io.fired(), 0);
     EXPECT_EQ(files_under("objects/chunks"), 0u);
-    EXPECT_EQ(*n->read_all(key), model);
+    EXPECT_EQ(*n->read_all(stream), model);
     io.clear();
-    ASSERT_TRUE(append(key, "retry", model));
+    ASSERT_TRUE(append(stream, "retry", model));
     ASSERT_TRUE(n->settle_until([&] { return files_under("objects/chunks") > 0; }));
     n->settle(std::chrono::milliseconds(50));
-    EXPECT_EQ(*n->read_all(key), model);
+    EXPECT_EQ(*n->read_all(stream), model);
     crash_and_restart(options);
-    EXPECT_EQ(*n->read_all(key), model);
+    EXPECT_EQ(*n->read_all(stream), model);
 }
 
 // A chunk written whose log record is refused is garbage and gets removed;
@@ -400,34 +389,32 @@ TEST_F(EngineFaults, ARefusedChunkIsNotRemovedFromUnderItsRetry) {
     };
     node_options options;
     options.chunk_bytes = 1024;
-    start(options);
-    const std::string key = "v1/stream/s";
-    ASSERT_FALSE(n->create(key).refusal);
+    start_with_stream(options);
     std::string model;
     // One hot block of exactly one chunk: once flushed, only the chunk holds it.
-    ASSERT_TRUE(append(key, std::string(1024, 'a'), model));  // the chunk's write waits
-    io.inject(file_op::write, ".wal", fault::fail(ENOSPC));   // for its log record
+    ASSERT_TRUE(append(stream, std::string(1024, 'a'), model));  // the chunk's write waits
+    io.inject(file_op::write, ".wal", fault::fail(ENOSPC));      // for its log record
     let(hold_writes);
     ASSERT_TRUE(n->settle_until([&] {
         std::lock_guard lock(mutex);
         return removals_waiting > 0;
     })) << "the refused chunk's removal";
-    ASSERT_TRUE(append(key, std::string(100, 'b'), model));
+    ASSERT_TRUE(append(stream, std::string(100, 'b'), model));
     n->settle(std::chrono::milliseconds(100));
     let(hold_removals);
     // Each append past the chunk grid tries the flush again (once the
     // removal is done); the chunk ends up written and referenced.
     for (int i = 0; i < 50 && files_under("objects/chunks") == 0; ++i) {
-        ASSERT_TRUE(append(key, std::string(10, 'c'), model));
+        ASSERT_TRUE(append(stream, std::string(10, 'c'), model));
         n->settle(std::chrono::milliseconds(20));
     }
     EXPECT_EQ(files_under("objects/chunks"), 1u) << "the chunk the log references is gone";
     n->settle(std::chrono::milliseconds(50));
-    const auto before = n->read_all(key);
+    const auto before = n->read_all(stream);
     ASSERT_TRUE(before) << protocol::wire_code(before.err().code);
     EXPECT_EQ(*before, model);
     crash_and_restart(options);
-    const auto after = n->read_all(key);
+    const auto after = n->read_all(stream);
     ASSERT_TRUE(after) << protocol::wire_code(after.err().code);
     EXPECT_EQ(*after, model);
 }

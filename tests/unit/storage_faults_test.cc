@@ -18,14 +18,11 @@
 #include "storage/local_dir_object_store.h"
 #include "temp_dir.h"
 
-namespace dstream {
+namespace dstream::test {
 namespace {
 
 namespace fs = std::filesystem;
 using protocol::error_code;
-using test::fault;
-using test::faulty_file_io;
-using test::file_op;
 
 struct fault_case {
     const char* name;
@@ -77,7 +74,7 @@ TEST(CheckpointFaults, AFailedCheckpointLeavesThePreviousOneUsable) {
     const state::group_state state;
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);
-        test::temp_dir dir{"dstream-ckpt-faults"};
+        temp_dir dir{"dstream-ckpt-faults"};
         faulty_file_io io{dir.path()};
         log::checkpoint_files files(dir.path() / "checkpoints", io);
         ASSERT_TRUE(files.write(1, 10, state.capture_checkpoint(1, 10)));
@@ -102,7 +99,7 @@ TEST(CheckpointFaults, AFailedCheckpointLeavesThePreviousOneUsable) {
 // partial one).
 TEST(CheckpointFaults, ACrashAfterAFailedCheckpointKeepsThePreviousOne) {
     const state::group_state state;
-    test::temp_dir dir{"dstream-ckpt-faults"};
+    temp_dir dir{"dstream-ckpt-faults"};
     faulty_file_io io{dir.path()};
     log::checkpoint_files files(dir.path() / "checkpoints", io);
     ASSERT_TRUE(files.write(1, 10, state.capture_checkpoint(1, 10)));
@@ -128,7 +125,7 @@ TEST(ObjectStoreFaults, AFailedPutLeavesNoObjectOrAWholeOne) {
     const std::string second(5000, 'b');
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);
-        test::temp_dir dir{"dstream-object-faults"};
+        temp_dir dir{"dstream-object-faults"};
         faulty_file_io io{dir.path()};
         storage::local_dir_object_store store(dir.path() / "objects", io);
         ASSERT_TRUE(store.put("chunks/ab/one", first));
@@ -164,7 +161,7 @@ TEST(ObjectStoreFaults, AFailedPutLeavesNoObjectOrAWholeOne) {
 // Before the fault clears, a crash leaves the failed object absent or whole.
 TEST(ObjectStoreFaults, ACrashAfterAFailedPutLeavesNoPartialObject) {
     for (const fault f : {fault::torn_write(100, ENOSPC), fault::fail(EIO)}) {
-        test::temp_dir dir{"dstream-object-faults"};
+        temp_dir dir{"dstream-object-faults"};
         faulty_file_io io{dir.path()};
         storage::local_dir_object_store store(dir.path() / "objects", io);
         io.inject(f.what == fault::kind::fail ? file_op::sync : file_op::write, ".tmp", f);
@@ -177,7 +174,7 @@ TEST(ObjectStoreFaults, ACrashAfterAFailedPutLeavesNoPartialObject) {
 }
 
 TEST(DurableDirsFaults, AFailedCreationOrSyncIsReported) {
-    test::temp_dir dir{"dstream-dir-faults"};
+    temp_dir dir{"dstream-dir-faults"};
     faulty_file_io io{dir.path()};
     std::error_code ec;
     io.inject(file_op::mkdir, "/a/b", fault::fail(ENOSPC));
@@ -197,7 +194,7 @@ TEST(NodeMetaFaults, AFileThatCannotBeMadeDurableStopsTheStart) {
              {"rename", file_op::rename, "node.meta", fault::fail(EIO)},
          }) {
         SCOPED_TRACE(c.name);
-        test::temp_dir dir{"dstream-meta-faults"};
+        temp_dir dir{"dstream-meta-faults"};
         faulty_file_io io{dir.path()};
         io.inject(c.op, c.path_part, c.f);
         EXPECT_THROW(runtime::load_or_create_node_meta(dir.path() / "data", 4, io),
@@ -211,4 +208,4 @@ TEST(NodeMetaFaults, AFileThatCannotBeMadeDurableStopsTheStart) {
 }
 
 }  // namespace
-}  // namespace dstream
+}  // namespace dstream::test

@@ -134,9 +134,8 @@ private:
     int _released = 0;
 };
 
-// A started WAL in <dir>/wal on the faulty calls, and a sink for group 0.
-class WalFaults : public ::testing::Test {
-protected:
+// A WAL in a fresh <dir>/wal on faulty calls, and a sink for group 0.
+struct faulty_wal {
     void open(std::uint64_t segment_bytes = 32u << 20) {
         wal.emplace(wal_options{wal_dir(), segment_bytes, 4}, io);
         (void)wal->recover([](std::uint32_t, std::uint64_t, std::string_view) {});
@@ -161,6 +160,8 @@ protected:
     std::optional<node_wal> wal;
 };
 
+class WalFaults : public ::testing::Test, protected faulty_wal {};
+
 struct write_fault_case {
     const char* name;
     std::vector<fault> faults;  // on the next writes of the segment, in turn
@@ -177,34 +178,23 @@ TEST_F(WalFaults, AFailedWriteIsRefusedCutOutAndTheLogGoesOn) {
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);
-        test::temp_dir here{"dstream-wal-faults"};
-        faulty_file_io disk{here.path()};
-        outcome_sink records;
-        {
-            node_wal log({here.path() / "wal", 32u << 20, 4}, disk);
-            (void)log.recover([](std::uint32_t, std::uint64_t, std::string_view) {});
-            log.start();
-            const auto write_one = [&](std::uint64_t index) {
-                log.submit(0, index, payload(index), &records);
-                return records.wait(index);
-            };
-            ASSERT_EQ(write_one(1), std::nullopt);
-            for (const fault& f : c.faults) disk.inject(file_op::write, ".wal", f);
-            const auto second = write_one(2);
-            EXPECT_EQ(disk.fired(), static_cast<int>(c.faults.size()));
-            if (c.kept) {
-                EXPECT_EQ(second, std::nullopt);
-            } else {
-                EXPECT_EQ(second, error_code::wal_disk_pressure);
-            }
-            disk.clear();
-            EXPECT_EQ(write_one(3), std::nullopt) << "the log goes on";
+        faulty_wal w;
+        w.open();
+        ASSERT_EQ(w.write(1), std::nullopt);
+        for (const fault& f : c.faults) w.io.inject(file_op::write, ".wal", f);
+        const auto second = w.write(2);
+        EXPECT_EQ(w.io.fired(), static_cast<int>(c.faults.size()));
+        if (c.kept) {
+            EXPECT_EQ(second, std::nullopt);
+        } else {
+            EXPECT_EQ(second, error_code::wal_disk_pressure);
         }
-        disk.crash();
+        w.io.clear();
+        EXPECT_EQ(w.write(3), std::nullopt) << "the log goes on";
         wal_recovery info;
         const std::vector<std::uint64_t> expected =
             c.kept ? std::vector<std::uint64_t>{1, 2, 3} : std::vector<std::uint64_t>{1, 3};
-        EXPECT_EQ(recovered(here.path() / "wal", &info), expected);
+        EXPECT_EQ(w.crash_and_recover(&info), expected);
         EXPECT_FALSE(info.torn_tail_cut) << "the failed write was cut out at once";
     }
 }
@@ -276,28 +266,15 @@ TEST_F(WalFaults, ASegmentThatCannotBeBegunRefusesItsBatchAndTheLogGoesOn) {
     };
     for (const auto& [name, what] : cases) {
         SCOPED_TRACE(name);
-        test::temp_dir here{"dstream-wal-faults"};
-        faulty_file_io disk{here.path()};
-        outcome_sink records;
-        {
-            // Records of 100-odd bytes: every batch after the first needs a new segment.
-            node_wal log({here.path() / "wal", 200, 4}, disk);
-            (void)log.recover([](std::uint32_t, std::uint64_t, std::string_view) {});
-            log.start();
-            const auto write_one = [&](std::uint64_t index) {
-                log.submit(0, index, payload(index), &records);
-                return records.wait(index);
-            };
-            ASSERT_EQ(write_one(1), std::nullopt);
-            disk.inject(what.first, name == std::string("directory") ? "/wal" : ".wal",
-                        what.second);
-            EXPECT_EQ(write_one(2), error_code::wal_disk_pressure);
-            EXPECT_EQ(disk.fired(), 1);
-            EXPECT_EQ(write_one(3), std::nullopt);
-            EXPECT_EQ(write_one(4), std::nullopt);
-        }
-        disk.crash();
-        EXPECT_EQ(recovered(here.path() / "wal"), (std::vector<std::uint64_t>{1, 3, 4}));
+        faulty_wal w;
+        w.open(200);  // records of 100-odd bytes: each batch after the first needs a new segment
+        ASSERT_EQ(w.write(1), std::nullopt);
+        w.io.inject(what.first, name == std::string("directory") ? "/wal" : ".wal", what.second);
+        EXPECT_EQ(w.write(2), error_code::wal_disk_pressure);
+        EXPECT_EQ(w.io.fired(), 1);
+        EXPECT_EQ(w.write(3), std::nullopt);
+        EXPECT_EQ(w.write(4), std::nullopt);
+        EXPECT_EQ(w.crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
     }
 }
 
