@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/file_io.h"
+
 namespace dstream {
 
 // fsync of a directory; false on failure.
-bool fsync_directory(const std::filesystem::path& dir);
+bool fsync_directory(const std::filesystem::path& dir, file_io& io = posix_file_io());
 
 // Makes `dir` and every directory between `base` and it durable: creates what
 // is missing, then fsyncs the parent of each of them, whether this call
@@ -16,10 +18,11 @@ bool fsync_directory(const std::filesystem::path& dir);
 // would let a file written below it vanish with it at a power cut.
 // Returns false (with `ec` set when the creation itself failed) on failure.
 bool create_durable_directories(const std::filesystem::path& base, const std::filesystem::path& dir,
-                                std::error_code& ec);
+                                std::error_code& ec, file_io& io = posix_file_io());
 
 // The same from the nearest existing ancestor of `dir`'s parent: `dir` and
 // every ancestor this call creates.
-bool create_durable_directories(const std::filesystem::path& dir, std::error_code& ec);
+bool create_durable_directories(const std::filesystem::path& dir, std::error_code& ec,
+                                file_io& io = posix_file_io());
 
 }  // namespace dstream

@@ -1,13 +1,13 @@
 #include "log/checkpoint_files.h"
 
+#include <cstdio>
+#include <cstring>
 #include <fcntl.h>
+#include <stdexcept>
 #include <unistd.h>
 #include <zlib.h>
 
-#include <cstdio>
-#include <cstring>
 #include <spdlog/spdlog.h>
-#include <stdexcept>
 
 #include "base/durable_dirs.h"
 
@@ -15,17 +15,6 @@ namespace dstream::log {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool write_all(int fd, const char* data, std::size_t size) {
-    while (size > 0) {
-        const ssize_t n = ::write(fd, data, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
-}
 
 bool parse_name(const fs::path& p, std::uint32_t& group, std::uint64_t& index) {
     unsigned g = 0;
@@ -42,46 +31,48 @@ bool parse_name(const fs::path& p, std::uint32_t& group, std::uint64_t& index) {
 
 }  // namespace
 
-checkpoint_files::checkpoint_files(fs::path dir) : _dir(std::move(dir)) {
+checkpoint_files::checkpoint_files(fs::path dir, file_io& io) : _dir(std::move(dir)), _io(io) {
     std::error_code ec;
-    if (!create_durable_directories(_dir, ec)) throw std::runtime_error("cannot create " + _dir.string());
+    if (!create_durable_directories(_dir, ec, _io))
+        throw std::runtime_error("cannot create " + _dir.string());
 }
 
 status checkpoint_files::write(std::uint32_t group, std::uint64_t index,
                                const state::checkpoint_image& image) {
     char name[64];
-    std::snprintf(name, sizeof name, "g%05u-%020llu.ckpt", group, static_cast<unsigned long long>(index));
+    std::snprintf(name, sizeof name, "g%05u-%020llu.ckpt", group,
+                  static_cast<unsigned long long>(index));
     const fs::path target = _dir / name;
     const fs::path tmp = target.string() + ".tmp";
     const auto failed = [&] {
-        ::unlink(tmp.c_str());
-        spdlog::error("cannot write checkpoint {}: {}", target.string(), std::strerror(errno));
+        const int failure = errno;
+        _io.unlink(tmp.c_str());
+        spdlog::error("cannot write checkpoint {}: {}", target.string(), std::strerror(failure));
         return make_error(protocol::error_code::internal, "checkpoint write failed");
     };
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd = _io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return failed();
     uLong crc = crc32(0L, Z_NULL, 0);
     bool ok = true;
     for (const auto& piece : image.pieces) {
         crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data), static_cast<uInt>(piece.size));
-        if (!write_all(fd, piece.data, piece.size)) {
+        if (!write_all(_io, fd, std::string_view(piece.data, piece.size))) {
             ok = false;
             break;
         }
     }
     char trailer[4];
     for (int i = 0; i < 4; ++i) trailer[i] = static_cast<char>((crc >> (8 * i)) & 0xff);
-    ok = ok && write_all(fd, trailer, 4) && ::fdatasync(fd) == 0;
-    ::close(fd);
+    ok = ok && write_all(_io, fd, std::string_view(trailer, 4)) && _io.fdatasync(fd) == 0;
+    _io.close(fd);
     if (!ok) return failed();
+    if (_io.rename(tmp.c_str(), target.c_str()) != 0) return failed();
+    if (!fsync_directory(_dir, _io)) return failed();
     std::error_code ec;
-    fs::rename(tmp, target, ec);
-    if (ec) return failed();
-    if (!fsync_directory(_dir)) return failed();
     for (const auto& e : fs::directory_iterator(_dir, ec)) {
         std::uint32_t g = 0;
         std::uint64_t i = 0;
-        if (parse_name(e.path(), g, i) && g == group && i < index) fs::remove(e.path(), ec);
+        if (parse_name(e.path(), g, i) && g == group && i < index) _io.unlink(e.path().c_str());
     }
     return ok_status();
 }

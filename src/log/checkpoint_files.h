@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "base/file_io.h"
 #include "base/result.h"
 #include "state/group_state.h"
 
@@ -13,7 +14,7 @@ namespace dstream::log {
 
 class checkpoint_files {
 public:
-    explicit checkpoint_files(std::filesystem::path dir);
+    explicit checkpoint_files(std::filesystem::path dir, file_io& io = posix_file_io());
 
     // Blocking: run on the I/O pool. Appends the CRC trailer, then removes the
     // group's older checkpoints.
@@ -28,6 +29,7 @@ public:
 
 private:
     std::filesystem::path _dir;
+    file_io& _io;
 };
 
 }  // namespace dstream::log

@@ -26,27 +26,39 @@ std::string errno_text(const char* what, const fs::path& path) {
     return std::string(what) + " " + path.string() + ": " + std::strerror(errno);
 }
 
-void fsync_dir(const fs::path& dir) {
-    if (!fsync_directory(dir)) throw std::runtime_error(errno_text("cannot fsync", dir));
-}
-
 // One allocation of the file's size: a segment is read whole at recovery.
-std::string read_file(const fs::path& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::string read_file(file_io& io, const fs::path& path) {
+    const int fd = io.open(path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) throw std::runtime_error(errno_text("cannot read", path));
+    if (fd < 0 || io.fstat(fd, &st) != 0) throw std::runtime_error(errno_text("cannot read", path));
     std::string data(static_cast<std::size_t>(st.st_size), '\0');
     std::size_t done = 0;
     while (done < data.size()) {
         const ssize_t n =
-            ::pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+            io.pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         done += static_cast<std::size_t>(n);
     }
-    ::close(fd);
+    io.close(fd);
     if (done != data.size()) throw std::runtime_error(errno_text("cannot read", path));
     return data;
+}
+
+void cut_file(file_io& io, const fs::path& path, std::uint64_t size) {
+    const int fd = io.open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    const bool cut = fd >= 0 && io.ftruncate(fd, static_cast<off_t>(size)) == 0;
+    if (!cut) {
+        const std::string text = errno_text("cannot truncate", path);
+        if (fd >= 0) io.close(fd);
+        throw std::runtime_error(text);
+    }
+    io.close(fd);
+}
+
+error disk_pressure() {
+    return make_error(protocol::error_code::wal_disk_pressure,
+                      "the server cannot persist writes right now");
 }
 
 std::vector<std::pair<std::uint64_t, fs::path>> list_segments(const fs::path& dir) {
@@ -73,17 +85,18 @@ bool valid_record_after(std::string_view data, std::size_t from) {
 
 }  // namespace
 
-node_wal::node_wal(wal_options options)
-    : _options(std::move(options)), _metrics(wal_metrics::get()) {
+node_wal::node_wal(wal_options options, file_io& io)
+    : _options(std::move(options)), _io(io), _metrics(wal_metrics::get()) {
     std::error_code ec;
-    if (!create_durable_directories(_options.dir, ec)) {
+    if (!create_durable_directories(_options.dir, ec, _io)) {
         throw std::runtime_error("cannot create " + _options.dir.string());
     }
 }
 
 node_wal::~node_wal() {
     stop();
-    if (_fd >= 0) ::close(_fd);
+    if (_fd >= 0) _io.close(_fd);
+    for (const int fd : _sync_fds) _io.close(fd);
 }
 
 fs::path node_wal::segment_path(std::uint64_t first_sequence) const {
@@ -100,13 +113,15 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
     for (std::size_t i = 0; i < segments.size(); ++i) {
         const auto& [first, path] = segments[i];
         const bool last_segment = i + 1 == segments.size();
-        const std::string data = read_file(path);
+        const std::string data = read_file(_io, path);
         std::size_t at = 0;
         if (data.size() < wal_magic.size() ||
             std::string_view(data).substr(0, wal_magic.size()) != wal_magic) {
             if (last_segment && data.size() < wal_magic.size() && wal_magic.starts_with(data)) {
                 // Crashed while creating the segment: nothing was written to it.
-                fs::remove(path);
+                if (_io.unlink(path.c_str()) != 0) {
+                    throw std::runtime_error(errno_text("cannot remove", path));
+                }
                 result.torn_tail_cut = true;
                 break;
             }
@@ -126,9 +141,7 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
                 }
                 spdlog::warn("WAL {}: cutting a torn tail of {} bytes at offset {}", path.string(),
                              data.size() - at, at);
-                if (::truncate(path.c_str(), static_cast<off_t>(at)) != 0) {
-                    throw std::runtime_error(errno_text("cannot truncate", path));
-                }
+                cut_file(_io, path, at);
                 result.torn_tail_cut = true;
                 break;
             }
@@ -191,53 +204,87 @@ void node_wal::delete_covered_segments() {
         }
     }
     for (const auto first : doomed) {
-        std::error_code ec;
         const fs::path path = segment_path(first);
-        const auto size = fs::file_size(path, ec);
-        if (!ec && fs::remove(path, ec)) {
+        struct stat st {};
+        if (_io.stat(path.c_str(), &st) == 0 && _io.unlink(path.c_str()) == 0) {
             _metrics.segments.add(-1);
-            _metrics.bytes_on_disk.add(-static_cast<std::int64_t>(size));
+            _metrics.bytes_on_disk.add(-static_cast<std::int64_t>(st.st_size));
         }
         spdlog::debug("WAL segment {} covered by checkpoints: removed", first);
     }
 }
 
-void node_wal::open_segment(std::uint64_t first_sequence) {
-    if (_fd >= 0) ::close(_fd);
-    {
-        std::lock_guard lock(_segments_mutex);
-        _open_segment = first_sequence;
-        _segments[first_sequence];
-    }
+int node_wal::open_segment(std::uint64_t first_sequence) {
     const fs::path path = segment_path(first_sequence);
-    _fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (_fd < 0) throw std::runtime_error(errno_text("cannot open", path));
+    const int fd = _io.open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
     struct stat st {};
-    ::fstat(_fd, &st);
-    _segment_size = static_cast<std::uint64_t>(st.st_size);
-    if (_segment_size == 0) {
-        if (::write(_fd, wal_magic.data(), wal_magic.size()) !=
-                static_cast<ssize_t>(wal_magic.size()) ||
-            ::fdatasync(_fd) != 0) {
-            throw std::runtime_error(errno_text("cannot initialise", path));
-        }
-        _segment_size = wal_magic.size();
-        _metrics.segments.add(1);
-        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(wal_magic.size()));
-    }
+    bool ok = _io.fstat(fd, &st) == 0;
+    const bool fresh = ok && st.st_size == 0;
+    if (fresh) ok = write_all(_io, fd, wal_magic) && _io.fdatasync(fd) == 0;
     // Also for a segment found on disk: a crash may have come between its
     // creation and this fsync, and records written to it are durable only
     // once its name is.
-    fsync_dir(_options.dir);
+    ok = ok && fsync_directory(_options.dir, _io);
+    if (ok) {
+        // No flush is in flight: the writer waited for them before switching.
+        std::lock_guard lock(_sync_mutex);
+        if (const int failure = reopen_sync_descriptors(path); failure != 0) {
+            ok = false;
+            errno = failure;
+        }
+    }
+    if (!ok) {
+        const int failure = errno != 0 ? errno : EIO;
+        _io.close(fd);
+        // A segment that never took a record goes: it would be the last one
+        // at the next start while the records went to the one before.
+        if (fresh) {
+            (void)_io.unlink(path.c_str());
+            (void)fsync_directory(_options.dir, _io);
+        }
+        return failure;
+    }
+    if (_fd >= 0) _io.close(_fd);
+    _fd = fd;
+    _segment_size = fresh ? wal_magic.size() : static_cast<std::uint64_t>(st.st_size);
+    if (fresh) {
+        _metrics.segments.add(1);
+        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(wal_magic.size()));
+    }
+    std::lock_guard lock(_segments_mutex);
+    _open_segment = first_sequence;
+    _segments[first_sequence];
+    return 0;
+}
+
+int node_wal::reopen_sync_descriptors(const fs::path& path) {
+    std::vector<int> fds;
+    for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
+        const int fd = _io.open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            const int failure = errno;
+            for (const int opened : fds) _io.close(opened);
+            return failure;
+        }
+        fds.push_back(fd);
+    }
+    for (const int fd : _sync_fds) _io.close(fd);
+    _sync_fds = std::move(fds);
+    return 0;
 }
 
 void node_wal::start() {
     // Append to the newest segment, or begin one.
     const auto segments = list_segments(_options.dir);
-    open_segment(segments.empty() ? _next_sequence : segments.back().first);
+    const std::uint64_t first = segments.empty() ? _next_sequence : segments.back().first;
+    if (const int failure = open_segment(first); failure != 0) {
+        errno = failure;
+        throw std::runtime_error(errno_text("cannot open the WAL segment", segment_path(first)));
+    }
     _writer = std::thread([this] { writer_loop(); });
     for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
-        _syncers.emplace_back([this] { sync_loop(); });
+        _syncers.emplace_back([this, i] { sync_loop(i); });
     }
 }
 
@@ -283,7 +330,7 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     std::size_t first = 0;
     while (first < iov.size()) {
         const int count = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
-        ssize_t n = ::writev(_fd, iov.data() + first, count);
+        ssize_t n = _io.writev(_fd, iov.data() + first, count);
         if (n < 0) {
             if (errno == EINTR) continue;
             failure = errno;
@@ -308,17 +355,16 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     _metrics.write_errors.inc();
     // Nothing of a failed batch may stay in the log: a later batch would
     // follow it and recovery would take the damage for corruption.
-    if (::ftruncate(_fd, static_cast<off_t>(before)) != 0) {
+    if (_io.ftruncate(_fd, static_cast<off_t>(before)) != 0) {
         spdlog::critical("WAL: cannot cut a failed write back ({}); stopping",
                          std::strerror(errno));
         std::abort();
     }
     spdlog::error("WAL write failed: {}", std::strerror(failure));
-    return make_error(protocol::error_code::wal_disk_pressure,
-                      "the server cannot persist writes right now");
+    return disk_pressure();
 }
 
-void node_wal::sync_loop() {
+void node_wal::sync_loop(std::size_t slot) {
     std::unique_lock lock(_sync_mutex);
     while (true) {
         _sync_wake.wait(lock, [this] {
@@ -327,12 +373,12 @@ void node_wal::sync_loop() {
         if (_written_pos <= _sync_started_pos || _sync_failure != 0)
             return;  // stopping, nothing left
         const std::uint64_t target = _written_pos;
-        const int fd = _fd;
+        const int fd = _sync_fds[slot];
         _sync_started_pos = target;
         ++_syncs_in_flight;
         lock.unlock();
         const metrics::stopwatch fsync;
-        const int failure = ::fdatasync(fd) == 0 ? 0 : errno;
+        const int failure = _io.fdatasync(fd) == 0 ? 0 : errno;
         _metrics.fsync_us.observe(fsync.elapsed_us());
         lock.lock();
         --_syncs_in_flight;
@@ -343,6 +389,15 @@ void node_wal::sync_loop() {
         }
         _synced.notify_all();
         lock.unlock();
+        if (failure != 0) {
+            // The writer cuts the log back and refuses what the flush covered
+            // now, not when the next write happens to come.
+            {
+                std::lock_guard queue(_mutex);
+                _flush_failed = true;
+            }
+            _wake.notify_one();
+        }
         deliver_durable();
         lock.lock();
     }
@@ -376,17 +431,23 @@ void node_wal::recover_from_failed_sync() {
         if (_sync_failure == 0) return;
         _synced.wait(lock, [this] { return _syncs_in_flight == 0; });
         const std::uint64_t unflushed = _written_pos - _durable_pos;
-        if (::ftruncate(_fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
-            ::fdatasync(_fd) != 0) {
+        // Through new descriptors: the old ones would report the flush's
+        // error again (once per open file), the writer's as a failure of the
+        // cut, the sync threads' as failures of later flushes.
+        const fs::path path = segment_path(_open_segment);
+        const int fd = _io.open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (fd < 0 || _io.ftruncate(fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
+            _io.fdatasync(fd) != 0 || reopen_sync_descriptors(path) != 0) {
             spdlog::critical("WAL: cannot cut unflushed writes back ({}); stopping",
                              std::strerror(errno));
             std::abort();
         }
+        _io.close(_fd);
+        _fd = fd;
         spdlog::error("WAL flush failed: {}; {} unflushed bytes cut and their writes refused",
                       std::strerror(_sync_failure), unflushed);
         _segment_size -= unflushed;
-        const status failed = make_error(protocol::error_code::wal_disk_pressure,
-                                         "the server cannot persist writes right now");
+        const status failed = disk_pressure();
         for (auto& batch : _written) {
             if (batch.end > _durable_pos) {
                 batch.end = _durable_pos;
@@ -404,25 +465,33 @@ void node_wal::writer_loop() {
     while (true) {
         {
             std::unique_lock lock(_mutex);
-            _wake.wait(lock, [this] { return !_queue.empty() || _stopping; });
-            if (_queue.empty()) break;
+            _wake.wait(lock, [this] { return !_queue.empty() || _stopping || _flush_failed; });
+            if (_queue.empty() && !_flush_failed) break;  // stopping
+            _flush_failed = false;
             batch.swap(_queue);
         }
         recover_from_failed_sync();
+        if (batch.empty()) continue;
         std::uint64_t batch_bytes = 0;
         for (const auto& e : batch) batch_bytes += e.header.size() + e.payload.size();
+        written_batch written;
         if (_segment_size > wal_magic.size() &&
             _segment_size + batch_bytes > _options.segment_bytes) {
             // A segment is closed only once flushed whole: flushes never
             // span two files, and recovery sees a torn tail only in the last.
             wait_all_durable();
             recover_from_failed_sync();
-            open_segment(_next_sequence);
+            if (const int failure = open_segment(_next_sequence); failure != 0) {
+                // The batch is refused; the next one tries a new segment again.
+                _metrics.write_errors.inc();
+                spdlog::error("WAL: cannot begin segment {}: {}",
+                              segment_path(_next_sequence).string(), std::strerror(failure));
+                written.outcome = disk_pressure();
+            }
         }
         _metrics.batch_records.observe(batch.size());
         _metrics.batch_bytes.observe(batch_bytes);
-        written_batch written;
-        written.outcome = write_batch(batch);
+        if (written.outcome) written.outcome = write_batch(batch);
         if (written.outcome) {
             _next_sequence += batch.size();
             for (const auto& e : batch) note_written(_open_segment, e.group, e.index);

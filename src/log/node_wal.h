@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/file_io.h"
 #include "base/result.h"
 
 namespace dstream::log {
@@ -58,7 +59,7 @@ struct wal_recovery {
 
 class node_wal {
 public:
-    explicit node_wal(wal_options options);
+    explicit node_wal(wal_options options, file_io& io = posix_file_io());
     ~node_wal();
     node_wal(const node_wal&) = delete;
     node_wal& operator=(const node_wal&) = delete;
@@ -97,7 +98,9 @@ private:
     };
 
     void writer_loop();
-    void sync_loop();
+    void sync_loop(std::size_t slot);
+    // Replaces the sync threads' descriptors with new ones on `path`; 0 or an errno.
+    int reopen_sync_descriptors(const std::filesystem::path& path);
     status write_batch(const std::vector<entry>& batch);
     // Answers, in log order, every batch whose bytes a finished flush covers.
     void deliver_durable();
@@ -106,7 +109,10 @@ private:
     // After a failed flush: cuts the log back to what is durable and fails
     // every batch after it, so no later batch follows unflushed bytes.
     void recover_from_failed_sync();
-    void open_segment(std::uint64_t first_sequence);
+    // Switches the writer to a new segment (or the one found at start);
+    // returns 0, or the errno that kept the segment from being made whole,
+    // in which case the writer stays on the segment it had.
+    int open_segment(std::uint64_t first_sequence);
     std::filesystem::path segment_path(std::uint64_t first_sequence) const;
 
     // Per closed or open segment (by first sequence): each group's highest index in it.
@@ -115,6 +121,7 @@ private:
     void delete_covered_segments();
 
     wal_options _options;
+    file_io& _io;
     wal_metrics& _metrics;
     std::mutex _segments_mutex;
     std::map<std::uint64_t, coverage> _segments;
@@ -128,6 +135,7 @@ private:
     std::condition_variable _wake;
     std::vector<entry> _queue;
     bool _stopping = false;
+    bool _flush_failed = false;  // a sync thread asks the writer to recover
     std::thread _writer;
 
     // Log positions count bytes written by this process; the writer moves
@@ -140,6 +148,14 @@ private:
     std::uint64_t _sync_started_pos = 0;
     std::uint64_t _durable_pos = 0;
     unsigned _syncs_in_flight = 0;
+    // Each sync thread flushes through a descriptor of its own on the open
+    // segment, opened before anything is written there (a new segment, a cut
+    // after a failed flush) and replaced only while no flush is in flight.
+    // Linux reports a writeback error once per open file: through a shared
+    // descriptor, a failed flush could let a concurrent one return success
+    // for the very pages it lost, and a descriptor opened after the error
+    // would not hear of it.
+    std::vector<int> _sync_fds;
     int _sync_failure = 0;  // errno of a failed flush, until the writer recovers
     bool _syncers_stopping = false;
     std::vector<std::thread> _syncers;

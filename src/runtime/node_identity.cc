@@ -1,10 +1,10 @@
 #include "runtime/node_identity.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -24,12 +24,12 @@ std::string generate_cluster_id() {
 
 bool is_valid_cluster_id(const std::string& id) {
     return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-               return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' ||
-                      c == '-';
-           });
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+    });
 }
 
-node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::size_t group_count) {
+node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::size_t group_count,
+                                   file_io& io) {
     const auto file = data_dir / "node.meta";
     if (std::ifstream in{file}; in) {
         node_meta meta;
@@ -52,24 +52,26 @@ node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::s
         return meta;
     }
     std::error_code ec;
-    if (!create_durable_directories(data_dir, ec)) {
+    if (!create_durable_directories(data_dir, ec, io)) {
         throw std::runtime_error("cannot create the data dir " + data_dir.string());
     }
     node_meta meta{generate_cluster_id(), group_count};
     const auto tmp = data_dir / "node.meta.tmp";
-    {
-        std::ofstream out{tmp, std::ios::trunc};
-        out << "cluster_id " << meta.cluster_id << "\ngroups " << meta.group_count << "\n";
-        out.flush();
-        if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    const std::string text =
+        "cluster_id " + meta.cluster_id + "\ngroups " + std::to_string(meta.group_count) + "\n";
+    // Durable before it is visible under its name: a failed fsync stops the
+    // start rather than leave a name whose bytes a power cut may take.
+    const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const bool written = fd >= 0 && write_all(io, fd, text) && io.fsync(fd) == 0;
+    if (fd >= 0) io.close(fd);
+    if (!written || io.rename(tmp.c_str(), file.c_str()) != 0) {
+        const std::string reason = std::strerror(errno);
+        io.unlink(tmp.c_str());
+        throw std::runtime_error("cannot write " + file.string() + ": " + reason);
     }
-    // Durable before it is visible under its name.
-    if (const int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
+    if (!fsync_directory(data_dir, io)) {
+        throw std::runtime_error("cannot fsync the data dir " + data_dir.string());
     }
-    std::filesystem::rename(tmp, file);
-    if (!fsync_directory(data_dir)) throw std::runtime_error("cannot fsync the data dir " + data_dir.string());
     return meta;
 }
 

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "base/file_io.h"
+
 namespace dstream::runtime {
 
 struct node_meta {
@@ -21,7 +23,9 @@ std::string generate_cluster_id();
 bool is_valid_cluster_id(const std::string& id);
 
 // Reads `<data_dir>/node.meta`, creating it on first start with `group_count`.
-// Throws when the file is damaged or names another group count.
-node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::size_t group_count);
+// Throws when the file is damaged or names another group count, or when it
+// cannot be made durable.
+node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::size_t group_count,
+                                   file_io& io = posix_file_io());
 
 }  // namespace dstream::runtime

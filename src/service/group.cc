@@ -307,14 +307,19 @@ void group::finish_flush(flush_chunk_job job, const status& written) {
     state::flush_chunk cmd{job.key, job.incarnation, job.start, job.end, job.object_key};
     propose(std::move(cmd),
             [this, key = job.key, object_key = job.object_key](state::apply_result r) {
-                _flushing.erase(key);
-                if (r.refusal) {
-                    // The stream changed under the flush (deleted, recreated): the object is
-                    // garbage.
-                    boost::asio::post(_cold.io, [store = _cold.store, object_key] {
-                        (void)store->remove(object_key);
-                    });
+                if (!r.refusal) {
+                    _flushing.erase(key);
+                    return;
                 }
+                // The object is garbage: the stream changed under the flush (deleted,
+                // recreated), or the log refused the command (a full disk). In the latter
+                // case the bytes are still to flush and the next flush writes the very
+                // same key: it waits until this removal is done, or the removal could
+                // take the object the log then references.
+                boost::asio::post(_cold.io, [this, key, object_key] {
+                    (void)_cold.store->remove(object_key);
+                    boost::asio::post(_strand, [this, key] { _flushing.erase(key); });
+                });
             });
 }
 

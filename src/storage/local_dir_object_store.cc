@@ -26,40 +26,33 @@ constexpr std::string_view temporary_suffix = ".tmp";
 // it, so readers and list() never see a partial object.
 class file_writer final : public object_writer {
 public:
-    file_writer(fs::path target, fs::path temporary, int fd)
-        : _target(std::move(target)), _temporary(std::move(temporary)), _fd(fd) {}
+    file_writer(file_io& io, fs::path target, fs::path temporary, int fd)
+        : _io(io), _target(std::move(target)), _temporary(std::move(temporary)), _fd(fd) {}
 
     ~file_writer() override {
-        if (_fd >= 0) ::close(_fd);
-        if (!_finished) ::unlink(_temporary.c_str());
+        if (_fd >= 0) _io.close(_fd);
+        if (!_finished) _io.unlink(_temporary.c_str());
     }
 
     status write(std::string_view bytes) override {
-        if (_fd < 0) return store_failure();
-        while (!bytes.empty()) {
-            const ssize_t n = ::write(_fd, bytes.data(), bytes.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return store_failure();
-            bytes.remove_prefix(static_cast<std::size_t>(n));
-        }
+        if (_fd < 0 || !write_all(_io, _fd, bytes)) return store_failure();
         return ok_status();
     }
 
     status finish() override {
         if (_fd < 0) return store_failure();
-        const bool synced = ::fdatasync(_fd) == 0;
-        ::close(_fd);
+        const bool synced = _io.fdatasync(_fd) == 0;
+        _io.close(_fd);
         _fd = -1;
         if (!synced) return store_failure();
-        std::error_code ec;
-        fs::rename(_temporary, _target, ec);
-        if (ec) return store_failure();
+        if (_io.rename(_temporary.c_str(), _target.c_str()) != 0) return store_failure();
         _finished = true;
-        if (!fsync_directory(_target.parent_path())) return store_failure();
+        if (!fsync_directory(_target.parent_path(), _io)) return store_failure();
         return ok_status();
     }
 
 private:
+    file_io& _io;
     fs::path _target;
     fs::path _temporary;
     int _fd;
@@ -68,9 +61,10 @@ private:
 
 }  // namespace
 
-local_dir_object_store::local_dir_object_store(fs::path root) : _root(std::move(root)) {
+local_dir_object_store::local_dir_object_store(fs::path root, file_io& io)
+    : _root(std::move(root)), _io(io) {
     std::error_code ec;
-    if (!create_durable_directories(_root, ec))
+    if (!create_durable_directories(_root, ec, _io))
         throw std::runtime_error("cannot create " + _root.string());
 }
 
@@ -82,13 +76,13 @@ result<std::unique_ptr<object_writer>> local_dir_object_store::open_writer(const
     static std::atomic<std::uint64_t> next_temporary{0};
     fs::path target = path_of(key);
     std::error_code ec;
-    if (!create_durable_directories(_root, target.parent_path(), ec)) return store_failure();
+    if (!create_durable_directories(_root, target.parent_path(), ec, _io)) return store_failure();
     fs::path temporary =
         target.string() + "." + std::to_string(next_temporary++) + std::string(temporary_suffix);
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd = _io.open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return store_failure();
     return std::unique_ptr<object_writer>(
-        std::make_unique<file_writer>(std::move(target), std::move(temporary), fd));
+        std::make_unique<file_writer>(_io, std::move(target), std::move(temporary), fd));
 }
 
 status local_dir_object_store::put(const std::string& key, std::string_view bytes) {
@@ -101,25 +95,25 @@ status local_dir_object_store::put(const std::string& key, std::string_view byte
 status local_dir_object_store::get(const std::string& key, std::uint64_t offset,
                                    std::uint64_t length, std::string& out) {
     const fs::path p = path_of(key);
-    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = _io.open(p.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return store_failure();
     out.resize(length);
     std::size_t done = 0;
     while (done < length) {
         const ssize_t n =
-            ::pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
+            _io.pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         done += static_cast<std::size_t>(n);
     }
-    ::close(fd);
+    _io.close(fd);
     if (done != length) return store_failure();
     return ok_status();
 }
 
 result<std::optional<std::uint64_t>> local_dir_object_store::size(const std::string& key) {
     struct stat st {};
-    if (::stat(path_of(key).c_str(), &st) != 0) {
+    if (_io.stat(path_of(key).c_str(), &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::uint64_t>();
         return store_failure();
     }
@@ -128,9 +122,8 @@ result<std::optional<std::uint64_t>> local_dir_object_store::size(const std::str
 }
 
 status local_dir_object_store::remove(const std::string& key) {
-    std::error_code ec;
-    fs::remove(path_of(key), ec);
-    return ec ? status(store_failure()) : ok_status();
+    if (_io.unlink(path_of(key).c_str()) != 0 && errno != ENOENT) return store_failure();
+    return ok_status();
 }
 
 result<std::vector<object_entry>> local_dir_object_store::list(const std::string& prefix) {

@@ -3,13 +3,14 @@
 // temporary name, fsync'd and renamed, so an object is whole or absent.
 #include <filesystem>
 
+#include "base/file_io.h"
 #include "storage/object_store.h"
 
 namespace dstream::storage {
 
 class local_dir_object_store final : public object_store {
 public:
-    explicit local_dir_object_store(std::filesystem::path root);
+    explicit local_dir_object_store(std::filesystem::path root, file_io& io = posix_file_io());
 
     status put(const std::string& key, std::string_view bytes) override;
     result<std::unique_ptr<object_writer>> open_writer(const std::string& key) override;
@@ -22,6 +23,7 @@ public:
 private:
     std::filesystem::path path_of(const std::string& key) const;
     std::filesystem::path _root;
+    file_io& _io;
 };
 
 }  // namespace dstream::storage

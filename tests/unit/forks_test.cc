@@ -2,19 +2,20 @@
 // sub-offsets, reads stitched through chains of sources, soft delete and its
 // cascading collection, sources in other groups, and the fork relation in
 // checkpoints.
-#include <utility>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
 
 #include "base/stable_hash.h"
 #include "log/checkpoint_files.h"
 #include "log/memory_log.h"
+#include "run_to_end.h"
 #include "service/engine.h"
 
 namespace dstream::service {
@@ -53,16 +54,9 @@ protected:
         streams.start();
     }
 
-    // Runs one engine operation to its end on the test's thread.
     template <typename T>
     T run(asio::awaitable<T> operation) {
-        std::optional<T> out;
-        asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e, T value) {
-            if (e) std::rethrow_exception(e);
-            out = std::move(value);
-        });
-        while (!out) io.run_one();
-        return std::move(*out);
+        return test::run_to_end(io, std::move(operation));
     }
 
     // Lets forwarded commands (a fork's release of its source) apply.
@@ -106,7 +100,8 @@ protected:
         return run(streams.write(cmd));
     }
 
-    read_answer read(const std::string& key, std::uint64_t from = 0, std::uint64_t max_bytes = 1 << 20) {
+    read_answer read(const std::string& key, std::uint64_t from = 0,
+                     std::uint64_t max_bytes = 1 << 20) {
         read_request request;
         request.key = key;
         request.start = protocol::read_start{protocol::read_start::kind::position, from};
@@ -140,7 +135,8 @@ protected:
 };
 
 TEST_F(Forks, ChainOfDepthFourReadsEachLevelsBytesWithoutLaterSourceAppends) {
-    const std::string l0 = "v1/stream/l0", l1 = "v1/stream/l1", l2 = "v1/stream/l2", l3 = "v1/stream/l3";
+    const std::string l0 = "v1/stream/l0", l1 = "v1/stream/l1", l2 = "v1/stream/l2",
+                      l3 = "v1/stream/l3";
     ASSERT_FALSE(create(l0, "aa").refusal);
     ASSERT_EQ(fork(l1, l0).kind, state::write_kind::created);
     ASSERT_FALSE(append(l1, "bb").refusal);
@@ -188,7 +184,8 @@ TEST_F(Forks, BinarySubOffsetCountsBytesPastTheAnchor) {
 
 TEST_F(Forks, JsonSubOffsetCountsMessagesPastTheAnchor) {
     const std::string src = "v1/stream/json";
-    ASSERT_FALSE(create(src, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n", "application/json").refusal);
+    ASSERT_FALSE(
+        create(src, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n", "application/json").refusal);
     ASSERT_EQ(fork("v1/stream/json-2", src, 0, 2).kind, state::write_kind::created);
     EXPECT_EQ(read_all("v1/stream/json-2"), "{\"a\":1}\n{\"b\":2}\n");
     // Anchored after the first message, one more.
@@ -200,7 +197,8 @@ TEST_F(Forks, JsonSubOffsetCountsMessagesPastTheAnchor) {
     ASSERT_TRUE(over.refusal);
     EXPECT_EQ(over.refusal->code, error_code::invalid_offset);
     // Sub-offsets compose through a chain: a fork of a fork counts its messages.
-    ASSERT_EQ(fork("v1/stream/json-2-1", "v1/stream/json-2", 0, 1).kind, state::write_kind::created);
+    ASSERT_EQ(fork("v1/stream/json-2-1", "v1/stream/json-2", 0, 1).kind,
+              state::write_kind::created);
     EXPECT_EQ(read_all("v1/stream/json-2-1"), "{\"a\":1}\n");
 }
 
@@ -250,7 +248,8 @@ TEST_F(Forks, SourceInAnotherGroupIsReadAndCollectedByMessage) {
 }
 
 TEST_F(Forks, ARefusedForkReleasesItsReferenceButNotAnExistingForks) {
-    const std::string source = "v1/stream/ref-src", taken = "v1/stream/ref-taken", f = "v1/stream/ref-fork";
+    const std::string source = "v1/stream/ref-src", taken = "v1/stream/ref-taken",
+                      f = "v1/stream/ref-fork";
     ASSERT_FALSE(create(source, "abc").refusal);
     ASSERT_FALSE(create(taken, "").refusal);
     // The URL holds a plain stream: the fork is refused, its reference dropped.
@@ -280,23 +279,28 @@ TEST_F(Forks, ForkPointBeyondTheTailAndMissingSourcesAreRefused) {
 TEST(ForkCheckpoint, ForksAndRetiredStreamsRoundTrip) {
     state::group_state g;
     std::uint64_t index = 0;
-    const auto apply = [&](state::command_body body) { return g.apply(state::command{1000, std::move(body)}, ++index); };
+    const auto apply = [&](state::command_body body) {
+        return g.apply(state::command{1000, std::move(body)}, ++index);
+    };
     state::create_stream source;
     source.key = "v1/stream/src";
     source.content_type = "text/plain";
     source.body = "abc";
     apply(source);
     const std::uint64_t token = g.find("v1/stream/src")->incarnation;
-    ASSERT_FALSE(apply(state::add_fork_ref{"v1/stream/src", token, 2, "v1/stream/fork", 99}).refusal);
+    ASSERT_FALSE(
+        apply(state::add_fork_ref{"v1/stream/src", token, 2, "v1/stream/fork", 99}).refusal);
     state::create_stream fork = source;
     fork.key = "v1/stream/fork";
     fork.body = "Z";
     fork.fork = state::fork_origin{"v1/stream/src", token, 2, 99};
     ASSERT_EQ(apply(fork).kind, state::write_kind::created);
-    ASSERT_EQ(apply(state::delete_stream{"v1/stream/src", std::nullopt}).kind, state::write_kind::deleted);
+    ASSERT_EQ(apply(state::delete_stream{"v1/stream/src", std::nullopt}).kind,
+              state::write_kind::deleted);
     ASSERT_TRUE(g.retired("v1/stream/src"));
 
-    const auto dir = std::filesystem::temp_directory_path() / ("dstream-fork-ckpt-" + std::to_string(::getpid()));
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("dstream-fork-ckpt-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     log::checkpoint_files files(dir);
     ASSERT_TRUE(files.write(3, index, g.capture_checkpoint(3, index)).ok());
@@ -321,10 +325,13 @@ TEST(ForkCheckpoint, ForksAndRetiredStreamsRoundTrip) {
     EXPECT_EQ(f->origin->reference, 99u);
     EXPECT_EQ(f->tail(), 3u);
     // The last fork goes: the retired source is collected from the restored state too.
-    auto gone = restored->apply(state::command{1000, state::delete_stream{"v1/stream/fork", std::nullopt}}, index + 1);
+    auto gone = restored->apply(
+        state::command{1000, state::delete_stream{"v1/stream/fork", std::nullopt}}, index + 1);
     ASSERT_TRUE(gone.released);
     auto collected = restored->apply(
-        state::command{1000, state::drop_fork_ref{"v1/stream/src", token, gone.released->reference}}, index + 2);
+        state::command{1000,
+                       state::drop_fork_ref{"v1/stream/src", token, gone.released->reference}},
+        index + 2);
     EXPECT_FALSE(restored->retired("v1/stream/src"));
     EXPECT_EQ(restored->find_any("v1/stream/src"), nullptr);
     (void)collected;

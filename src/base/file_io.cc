@@ -1,0 +1,56 @@
+#include "base/file_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace dstream {
+namespace {
+
+class posix_io final : public file_io {
+public:
+    int open(const char* path, int flags, mode_t mode) override {
+        return ::open(path, flags, mode);
+    }
+    int close(int fd) override { return ::close(fd); }
+    ssize_t write(int fd, const void* data, std::size_t size) override {
+        return ::write(fd, data, size);
+    }
+    ssize_t writev(int fd, const iovec* iov, int count) override {
+        return ::writev(fd, iov, count);
+    }
+    ssize_t pread(int fd, void* data, std::size_t size, off_t offset) override {
+        return ::pread(fd, data, size, offset);
+    }
+    int fdatasync(int fd) override { return ::fdatasync(fd); }
+    int fsync(int fd) override { return ::fsync(fd); }
+    int ftruncate(int fd, off_t size) override { return ::ftruncate(fd, size); }
+    int fstat(int fd, struct stat* st) override { return ::fstat(fd, st); }
+    int stat(const char* path, struct stat* st) override { return ::stat(path, st); }
+    int rename(const char* from, const char* to) override { return ::rename(from, to); }
+    int unlink(const char* path) override { return ::unlink(path); }
+    int mkdir(const char* path, mode_t mode) override { return ::mkdir(path, mode); }
+};
+
+}  // namespace
+
+file_io& posix_file_io() {
+    static posix_io io;
+    return io;
+}
+
+bool write_all(file_io& io, int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = io.write(fd, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = EIO;
+            return false;
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+}  // namespace dstream

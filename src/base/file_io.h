@@ -1,0 +1,49 @@
+#pragma once
+// The file-system calls of the durable paths (WAL, checkpoints, the local
+// object store, durable directories, node.meta), behind one interface so that
+// tests can make them fail: a full disk, an I/O error, a short or torn write,
+// a failed flush (tests/support/faulty_file_io.h). The server uses
+// posix_file_io() everywhere: one virtual call per system call.
+//
+// Each call has the system call's contract: the same arguments, the same
+// return value, errno set on failure. Reading a directory's entries is not
+// here: listings change nothing and std::filesystem does them.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+namespace dstream {
+
+class file_io {
+public:
+    virtual ~file_io() = default;
+
+    virtual int open(const char* path, int flags, mode_t mode = 0) = 0;
+    virtual int close(int fd) = 0;
+    virtual ssize_t write(int fd, const void* data, std::size_t size) = 0;
+    virtual ssize_t writev(int fd, const iovec* iov, int count) = 0;
+    virtual ssize_t pread(int fd, void* data, std::size_t size, off_t offset) = 0;
+    virtual int fdatasync(int fd) = 0;
+    // Also the sync of a directory opened with O_DIRECTORY.
+    virtual int fsync(int fd) = 0;
+    virtual int ftruncate(int fd, off_t size) = 0;
+    virtual int fstat(int fd, struct stat* st) = 0;
+    virtual int stat(const char* path, struct stat* st) = 0;
+    virtual int rename(const char* from, const char* to) = 0;
+    virtual int unlink(const char* path) = 0;
+    virtual int mkdir(const char* path, mode_t mode) = 0;
+};
+
+// The real calls; one instance for the process.
+file_io& posix_file_io();
+
+// Writes every byte of `bytes` at the descriptor's position, going on after
+// short writes and EINTR; false on failure (errno says why, EIO for a write
+// that wrote nothing and reported no error).
+bool write_all(file_io& io, int fd, std::string_view bytes);
+
+}  // namespace dstream

@@ -1,0 +1,297 @@
+// The WAL on a failing disk (tests/support/faulty_file_io.h): every record is
+// either acknowledged and then survives a crash, or refused with
+// WAL_DISK_PRESSURE and then absent after it; the log goes on once the fault
+// clears, and a crash never leaves it unreadable.
+#include <condition_variable>
+#include <csignal>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "faulty_file_io.h"
+#include "log/node_wal.h"
+#include "log/wal_format.h"
+#include "temp_dir.h"
+
+namespace dstream::log {
+namespace {
+
+namespace fs = std::filesystem;
+using protocol::error_code;
+using test::fault;
+using test::faulty_file_io;
+using test::file_op;
+
+// Each index's outcome: nothing for durable, the code for refused.
+class outcome_sink : public wal_sink {
+public:
+    void on_written(std::uint64_t index, const status& st) override {
+        std::lock_guard lock(_mutex);
+        for (std::uint64_t i = _last + 1; i <= index; ++i) {
+            _outcomes[i] = st ? std::nullopt : std::optional<error_code>(st.err().code);
+        }
+        _last = std::max(_last, index);
+        _changed.notify_all();
+    }
+    // The outcome of `index`, once it is known.
+    std::optional<error_code> wait(std::uint64_t index) {
+        std::unique_lock lock(_mutex);
+        const bool known = _changed.wait_for(lock, std::chrono::seconds(10),
+                                             [&] { return _outcomes.contains(index); });
+        EXPECT_TRUE(known) << "no outcome for record " << index;
+        return known ? _outcomes[index] : std::optional<error_code>(error_code::internal);
+    }
+
+private:
+    std::mutex _mutex;
+    std::condition_variable _changed;
+    std::map<std::uint64_t, std::optional<error_code>> _outcomes;
+    std::uint64_t _last = 0;
+};
+
+std::string payload(std::uint64_t index) {
+    return "record-" + std::to_string(index) + std::string(100, 'x');
+}
+
+// The indices of group 0 a WAL recovers from `dir`, on healthy calls.
+std::vector<std::uint64_t> recovered(const fs::path& dir, wal_recovery* info = nullptr) {
+    node_wal wal({dir});
+    std::vector<std::uint64_t> indices;
+    const wal_recovery r = wal.recover([&](std::uint32_t, std::uint64_t i, std::string_view p) {
+        EXPECT_EQ(p, payload(i));
+        indices.push_back(i);
+    });
+    if (info != nullptr) *info = r;
+    return indices;
+}
+
+// Polls `done` for up to ten seconds.
+template <typename Predicate>
+bool eventually(Predicate done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+}
+
+// Holds the flushes of WAL segments in the faulty calls' hook, in order of
+// arrival, until the test lets them go.
+class flush_gate {
+public:
+    explicit flush_gate(faulty_file_io& io) : _io(io) {
+        _io.set_hook([this](file_op op, const std::string& path) {
+            if (op == file_op::sync && path.ends_with(".wal")) pass();
+        });
+    }
+    ~flush_gate() {
+        open();
+        _io.set_hook({});
+    }
+
+    void hold() {
+        std::lock_guard lock(_mutex);
+        _holding = true;
+    }
+    // Whether `count` flushes arrived at the gate (within ten seconds).
+    bool wait_arrivals(int count) {
+        std::unique_lock lock(_mutex);
+        return _changed.wait_for(lock, std::chrono::seconds(10), [&] { return _arrived >= count; });
+    }
+    // Lets the first `count` arrivals through.
+    void release(int count) {
+        std::lock_guard lock(_mutex);
+        _released = count;
+        _changed.notify_all();
+    }
+    // Lets every flush through, now and later.
+    void open() {
+        std::lock_guard lock(_mutex);
+        _holding = false;
+        _changed.notify_all();
+    }
+
+private:
+    void pass() {
+        std::unique_lock lock(_mutex);
+        if (!_holding) return;
+        const int ticket = ++_arrived;
+        _changed.notify_all();
+        _changed.wait(lock, [&] { return !_holding || _released >= ticket; });
+    }
+
+    faulty_file_io& _io;
+    std::mutex _mutex;
+    std::condition_variable _changed;
+    bool _holding = false;
+    int _arrived = 0;
+    int _released = 0;
+};
+
+// A WAL in a fresh <dir>/wal on faulty calls, and a sink for group 0.
+struct faulty_wal {
+    void open(std::uint64_t segment_bytes = 32u << 20) {
+        wal.emplace(wal_options{wal_dir(), segment_bytes, 4}, io);
+        (void)wal->recover([](std::uint32_t, std::uint64_t, std::string_view) {});
+        wal->start();
+    }
+    // Submits `index` alone in its batch and waits for its outcome.
+    std::optional<error_code> write(std::uint64_t index) {
+        wal->submit(0, index, payload(index), &sink);
+        return sink.wait(index);
+    }
+    // Stops the WAL, loses what was not durable, and recovers on healthy calls.
+    std::vector<std::uint64_t> crash_and_recover(wal_recovery* info = nullptr) {
+        wal.reset();
+        io.crash();
+        return recovered(wal_dir(), info);
+    }
+    fs::path wal_dir() const { return dir.path() / "wal"; }
+
+    test::temp_dir dir{"dstream-wal-faults"};
+    faulty_file_io io{dir.path()};
+    outcome_sink sink;
+    std::optional<node_wal> wal;
+};
+
+class WalFaults : public ::testing::Test, protected faulty_wal {};
+
+struct write_fault_case {
+    const char* name;
+    std::vector<fault> faults;  // on the next writes of the segment, in turn
+    bool kept;                  // the record survives (a short write is no failure)
+};
+
+TEST_F(WalFaults, AFailedWriteIsRefusedCutOutAndTheLogGoesOn) {
+    const std::vector<write_fault_case> cases = {
+        {"EIO", {fault::fail(EIO)}, false},
+        {"ENOSPC", {fault::fail(ENOSPC)}, false},
+        {"torn write", {fault::torn_write(30, EIO)}, false},
+        {"short write, then ENOSPC", {fault::short_write(7), fault::fail(ENOSPC)}, false},
+        {"short writes", {fault::short_write(7), fault::short_write(50)}, true},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        faulty_wal w;
+        w.open();
+        ASSERT_EQ(w.write(1), std::nullopt);
+        for (const fault& f : c.faults) w.io.inject(file_op::write, ".wal", f);
+        const auto second = w.write(2);
+        EXPECT_EQ(w.io.fired(), static_cast<int>(c.faults.size()));
+        if (c.kept) {
+            EXPECT_EQ(second, std::nullopt);
+        } else {
+            EXPECT_EQ(second, error_code::wal_disk_pressure);
+        }
+        w.io.clear();
+        EXPECT_EQ(w.write(3), std::nullopt) << "the log goes on";
+        wal_recovery info;
+        const std::vector<std::uint64_t> expected =
+            c.kept ? std::vector<std::uint64_t>{1, 2, 3} : std::vector<std::uint64_t>{1, 3};
+        EXPECT_EQ(w.crash_and_recover(&info), expected);
+        EXPECT_FALSE(info.torn_tail_cut) << "the failed write was cut out at once";
+    }
+}
+
+TEST_F(WalFaults, AFailedFlushRefusesWhatItCoveredAndTheLogGoesOn) {
+    open();
+    ASSERT_EQ(write(1), std::nullopt);
+    io.inject(file_op::sync, ".wal", fault::fail(EIO));
+    EXPECT_EQ(write(2), error_code::wal_disk_pressure);
+    EXPECT_EQ(io.fired(), 1);
+    EXPECT_EQ(write(3), std::nullopt);
+    EXPECT_EQ(write(4), std::nullopt);
+    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
+}
+
+// Two flushes in flight, the first fails: the pages it could not write are
+// lost, and the second must not pass for their flush (Linux reports the
+// error once per open file).
+TEST_F(WalFaults, AFlushBesideAFailedOneDoesNotAcknowledgeWhatItLost) {
+    flush_gate gate(io);
+    open();
+    ASSERT_EQ(write(1), std::nullopt);
+    gate.hold();
+    wal->submit(0, 2, payload(2), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(1));
+    wal->submit(0, 3, payload(3), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(2));
+    io.inject(file_op::sync, ".wal", fault::fail(EIO));
+    gate.release(1);
+    ASSERT_TRUE(eventually([&] { return io.fired() == 1; }));
+    gate.open();
+    EXPECT_EQ(sink.wait(2), error_code::wal_disk_pressure);
+    EXPECT_EQ(sink.wait(3), error_code::wal_disk_pressure);
+    EXPECT_EQ(write(4), std::nullopt);
+    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 4}));
+}
+
+TEST_F(WalFaults, ATornTailLeftByAPowerCutIsCutOnReopen) {
+    flush_gate gate(io);
+    open();
+    ASSERT_EQ(write(1), std::nullopt);
+    ASSERT_EQ(write(2), std::nullopt);
+    gate.hold();
+    wal->submit(0, 3, payload(3), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(1));
+    // Record 3 is written, not flushed: the cut keeps its header and 5 bytes.
+    io.power_cut(".wal", wal_record_header_bytes + 5);
+    gate.open();
+    (void)sink.wait(3);  // an answer after the power cut reaches nobody
+    wal_recovery info;
+    EXPECT_EQ(crash_and_recover(&info), (std::vector<std::uint64_t>{1, 2}));
+    EXPECT_TRUE(info.torn_tail_cut);
+
+    open();
+    EXPECT_EQ(write(3), std::nullopt) << "the log goes on after the cut";
+    EXPECT_EQ(crash_and_recover(&info), (std::vector<std::uint64_t>{1, 2, 3}));
+    EXPECT_FALSE(info.torn_tail_cut);
+}
+
+// A new segment that cannot be made whole (full disk, I/O error) refuses the
+// batch that needed it; the writer stays on the segment it had and tries
+// again with the next batch.
+TEST_F(WalFaults, ASegmentThatCannotBeBegunRefusesItsBatchAndTheLogGoesOn) {
+    const std::vector<std::pair<const char*, std::pair<file_op, fault>>> cases = {
+        {"create", {file_op::open, fault::fail(ENOSPC)}},
+        {"magic", {file_op::write, fault::torn_write(3, ENOSPC)}},
+        {"magic flush", {file_op::sync, fault::fail(EIO)}},
+        {"directory", {file_op::sync_dir, fault::fail(EIO)}},
+    };
+    for (const auto& [name, what] : cases) {
+        SCOPED_TRACE(name);
+        faulty_wal w;
+        w.open(200);  // records of 100-odd bytes: each batch after the first needs a new segment
+        ASSERT_EQ(w.write(1), std::nullopt);
+        w.io.inject(what.first, name == std::string("directory") ? "/wal" : ".wal", what.second);
+        EXPECT_EQ(w.write(2), error_code::wal_disk_pressure);
+        EXPECT_EQ(w.io.fired(), 1);
+        EXPECT_EQ(w.write(3), std::nullopt);
+        EXPECT_EQ(w.write(4), std::nullopt);
+        EXPECT_EQ(w.crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
+    }
+}
+
+// When even the cut of a failed write fails, the log could hold a torn batch
+// before later ones: the process stops instead of acknowledging anything.
+TEST_F(WalFaults, AWriteThatCannotBeCutBackStopsTheProcess) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            open();
+            (void)write(1);
+            io.inject(file_op::write, ".wal", fault::torn_write(10, EIO));
+            io.inject(file_op::truncate, ".wal", fault::fail(EIO));
+            (void)write(2);
+        },
+        ::testing::KilledBySignal(SIGABRT), "");
+}
+
+}  // namespace
+}  // namespace dstream::log
