@@ -108,12 +108,6 @@ std::vector<config::setting> serve_settings(serve_options& o) {
     table.push_back(config::integer("max_live_reads_per_stream", o.max_live_reads_per_stream, 10000,
                                     1, 10'000'000, unit::count,
                                     "The same bound for the live readers of one stream"));
-    table.push_back(config::integer("read_slice_bytes", o.read_slice_bytes, kib(256), kib(16),
-                                    gib(1), unit::bytes,
-                                    "A read body larger than this goes out in slices of this "
-                                    "size, one slice at a time on the node, each after the "
-                                    "requests already queued: heavy readers cannot crowd out "
-                                    "writers"));
     table.push_back(config::integer("idle_timeout", o.idle_timeout, 60, 1, 3600, unit::seconds,
                                     "How long a connection may take to send a whole request head "
                                     "(and how long it may idle between requests)"));

@@ -6,7 +6,6 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/buffers_prefix.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 
 #include "edge/headers.h"
@@ -115,37 +114,7 @@ asio::awaitable<void> exchange::send_slices(response& res,
     http::response_serializer<http::empty_body> sr{head};
     sent(res.result(), is_head() ? 0 : total);
     co_await http::async_write_header(_stream, sr, asio::use_awaitable);
-    if (is_head() || total == 0) co_return;
-    if (total <= _options.read_slice_bytes || _options.turns == nullptr) {
-        co_await asio::async_write(_stream, buffers, asio::use_awaitable);
-        co_return;
-    }
-    co_await send_in_turns(buffers);
-}
-
-asio::awaitable<void> exchange::send_in_turns(const std::vector<asio::const_buffer>& buffers) {
-    boost::beast::buffers_suffix<std::vector<asio::const_buffer>> rest(buffers);
-    auto& socket = _stream.socket();
-    boost::system::error_code ec;
-    if (!socket.non_blocking()) socket.non_blocking(true, ec);
-    if (ec) throw boost::system::system_error(ec);
-    while (boost::beast::buffer_bytes(rest) > 0) {
-        std::size_t written = 0;
-        {
-            const read_turns::turn turn = co_await _options.turns->take();
-            written = socket.write_some(boost::beast::buffers_prefix(_options.read_slice_bytes, rest), ec);
-        }
-        if (ec && ec != asio::error::would_block) throw boost::system::system_error(ec);
-        if (written == 0) {
-            // A full socket: wait for the client, under the body timeout,
-            // without holding a turn.
-            const auto slice = boost::beast::buffers_prefix(_options.read_slice_bytes, rest);
-            _stream.expires_after(_options.body_timeout);
-            written = co_await asio::async_write(_stream, slice, asio::use_awaitable);
-            _stream.expires_never();
-        }
-        rest.consume(written);
-    }
+    if (!is_head() && total > 0) co_await asio::async_write(_stream, buffers, asio::use_awaitable);
 }
 
 asio::awaitable<void> exchange::begin_stream(response& res) {

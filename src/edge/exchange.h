@@ -9,7 +9,6 @@
 
 #include <boost/asio/awaitable.hpp>
 #include "edge/admission.h"
-#include "edge/read_turns.h"
 #include "edge/connection_stream.h"
 #include <boost/beast/http.hpp>
 
@@ -35,9 +34,6 @@ struct edge_options {
     admission_limits limits;
     // The node's admission control, owned by the server (never null there).
     admission* gate = nullptr;
-    // Read bodies larger than this go out a slice per turn (read_turns.h).
-    std::uint64_t read_slice_bytes = 256 * 1024;
-    read_turns* turns = nullptr;  // owned by the server (never null there)
 };
 
 // What the connection learns of one request's answer: for the metrics, the
@@ -80,8 +76,6 @@ public:
 
     boost::asio::awaitable<void> send(response& res);
     // Sends `res`'s headers with a body made of `slices` (zero-copy).
-    // A large read body, a slice per turn (read_turns.h).
-    boost::asio::awaitable<void> send_in_turns(const std::vector<boost::asio::const_buffer>& buffers);
     boost::asio::awaitable<void> send_slices(response& res,
                                              const std::vector<storage::byte_slice>& slices);
 

@@ -95,7 +95,6 @@ server::server(asio::io_context& io, service::stream_service& service, edge_opti
       _acceptor(asio::make_strand(io)),
       _metrics(http_metrics::get()) {
     _options.gate = &_gate;
-    _options.turns = &_turns;
     if (_options.access_log) {
         // A logger of its own, so that --log-level does not silence it; it
         // writes where the node's log goes.

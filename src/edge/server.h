@@ -66,7 +66,6 @@ private:
     service::stream_service& _service;
     edge_options _options;
     admission _gate;
-    read_turns _turns{1};
     boost::asio::ip::tcp::acceptor _acceptor;
     http_metrics& _metrics;
     std::shared_ptr<spdlog::logger> _access_log;  // null when the access log is off
