@@ -88,6 +88,7 @@ int run_serve(const cli::serve_options& opts) {
     edge_opts.access_log = opts.access_log;
     edge_opts.idle_timeout = std::chrono::seconds(opts.idle_timeout);
     edge_opts.body_timeout = std::chrono::seconds(opts.body_timeout);
+    edge_opts.client_read_bytes_per_second = opts.client_read_bytes_per_second;
     edge_opts.limits = edge::admission_limits{opts.ingress_body_bytes, opts.max_live_reads,
                                               opts.max_live_reads_per_stream};
     boost::asio::io_context io(static_cast<int>(opts.threads));

@@ -108,6 +108,11 @@ std::vector<config::setting> serve_settings(serve_options& o) {
     table.push_back(config::integer("max_live_reads_per_stream", o.max_live_reads_per_stream, 10000,
                                     1, 10'000'000, unit::count,
                                     "The same bound for the live readers of one stream"));
+    table.push_back(config::integer(
+        "client_read_bytes_per_second", o.client_read_bytes_per_second, 0, 0, tib(1), unit::bytes,
+        "Read body bytes per second sent to one client address (a token bucket of one second); "
+        "a read past it waits, so that a host reading without pause leaves the node to writers "
+        "and other clients. 0: no quota"));
     table.push_back(config::integer("idle_timeout", o.idle_timeout, 60, 1, 3600, unit::seconds,
                                     "How long a connection may take to send a whole request head "
                                     "(and how long it may idle between requests)"));

@@ -40,6 +40,7 @@ struct serve_options {
     // arrive within these (a byte now and then does not extend them).
     std::uint64_t idle_timeout = 0;
     std::uint64_t body_timeout = 0;
+    std::uint64_t client_read_bytes_per_second = 0;
 };
 
 // The table, each row bound to its field of `opts`.

@@ -4,11 +4,13 @@
 #include <charconv>
 
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 
 #include "edge/headers.h"
+#include "edge/http_metrics.h"
 
 namespace dstream::edge {
 namespace {
@@ -96,6 +98,22 @@ asio::awaitable<void> exchange::send(response& res) {
     res.prepare_payload();
     sent(res.result(), res.body().size());
     co_await http::async_write(_stream, res, asio::use_awaitable);
+}
+
+asio::awaitable<void> exchange::pay_read_quota(std::uint64_t bytes) {
+    if (_options.quota == nullptr || !_options.quota->enabled() || bytes == 0) co_return;
+    boost::system::error_code ec;
+    const auto peer = _stream.socket().remote_endpoint(ec);
+    if (ec) co_return;  // the client left; the send will notice
+    const auto now = read_quota::clock::now();
+    const auto wait = _options.quota->charge(peer.address().to_string(), bytes, now);
+    if (wait <= read_quota::clock::duration::zero()) co_return;
+    http_metrics& m = http_metrics::get();
+    m.read_quota_delays.inc();
+    m.read_quota_delay_us.inc(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(wait).count()));
+    asio::steady_timer delay(_stream.get_executor(), now + wait);
+    co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
 asio::awaitable<void> exchange::send_slices(response& res,

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
-#include "edge/admission.h"
-#include "edge/connection_stream.h"
 #include <boost/beast/http.hpp>
 
 #include "base/result.h"
+#include "edge/admission.h"
+#include "edge/connection_stream.h"
 #include "edge/message.h"
 #include "edge/query.h"
+#include "edge/read_quota.h"
 #include "edge/request_kind.h"
 #include "edge/route.h"
 #include "service/stream_service.h"
@@ -34,6 +35,9 @@ struct edge_options {
     admission_limits limits;
     // The node's admission control, owned by the server (never null there).
     admission* gate = nullptr;
+    // Read bytes per second per client address (0: none).
+    std::uint64_t client_read_bytes_per_second = 0;
+    read_quota* quota = nullptr;  // owned by the server (never null there)
 };
 
 // What the connection learns of one request's answer: for the metrics, the
@@ -76,6 +80,8 @@ public:
 
     boost::asio::awaitable<void> send(response& res);
     // Sends `res`'s headers with a body made of `slices` (zero-copy).
+    // Waits until the client's read quota pays for `bytes` of read body.
+    boost::asio::awaitable<void> pay_read_quota(std::uint64_t bytes);
     boost::asio::awaitable<void> send_slices(response& res,
                                              const std::vector<storage::byte_slice>& slices);
 

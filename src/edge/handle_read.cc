@@ -43,6 +43,7 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
         }
     }
     if (live && !view.reached_closed_tail()) res.set(hdr::stream_cursor, live_cursor(p));
+    co_await ex.pay_read_quota(view.next - view.start);
     if (rep == representation::json_array) {
         res.body() = render_json_array(view.data);
         co_await ex.send(res);

@@ -56,6 +56,13 @@ void http_metrics::collect(metrics::exposition& out) const {
     out.sample("dstream_live_readers", {{"mode", "long_poll"}},
                static_cast<double>(long_poll_readers.value()));
     out.sample("dstream_live_readers", {{"mode", "sse"}}, static_cast<double>(sse_readers.value()));
+    out.counter("dstream_read_quota_delays_total",
+                "Reads delayed because their client address was past its read quota",
+                read_quota_delays.value());
+    out.family("dstream_read_quota_delay_seconds_total", metric_type::counter,
+               "Time those reads waited for the quota, in all");
+    out.sample("dstream_read_quota_delay_seconds_total", {},
+               static_cast<double>(read_quota_delay_us.value()) / 1e6);
     out.family("dstream_live_delivery_seconds", metric_type::histogram,
                "From a change's apply to its bytes written to a live reader waiting for it");
     out.buckets("dstream_live_delivery_seconds", {}, live_delivery_us.read(), 1e6);

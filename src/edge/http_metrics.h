@@ -31,6 +31,9 @@ struct http_metrics : metrics::registered<http_metrics> {
     // From a change's apply to its bytes written to a live reader that
     // waited for it (SSE and long-poll), one observation per reader.
     metrics::histogram<metrics::bounds::latency_us> live_delivery_us;
+    // Reads delayed by their client's read quota, and for how long in all.
+    metrics::counter read_quota_delays;
+    metrics::counter read_quota_delay_us;
 
     per_kind& of(request_kind kind) { return kinds[static_cast<std::size_t>(kind)]; }
     // One answered request; `status` 0 when the connection ended before an answer.

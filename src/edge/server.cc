@@ -6,13 +6,13 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/read_size.hpp>
-#include "edge/connection_stream.h"
 #include <spdlog/spdlog.h>
 
+#include "edge/connection_stream.h"
 #include "edge/dispatch.h"
 #include "edge/early_answer.h"
 #include "edge/http_metrics.h"
@@ -73,7 +73,6 @@ asio::awaitable<boost::system::error_code> read_request_head(connection_stream& 
     co_return ec;
 }
 
-
 }  // namespace
 
 // Touched only on its strand, except the pointer kept in _connections.
@@ -92,9 +91,11 @@ server::server(asio::io_context& io, service::stream_service& service, edge_opti
       _service(service),
       _options(std::move(options)),
       _gate(_options.limits),
+      _quota(_options.client_read_bytes_per_second),
       _acceptor(asio::make_strand(io)),
       _metrics(http_metrics::get()) {
     _options.gate = &_gate;
+    _options.quota = &_quota;
     if (_options.access_log) {
         // A logger of its own, so that --log-level does not silence it; it
         // writes where the node's log goes.
@@ -231,8 +232,7 @@ asio::awaitable<void> server::serve_connection(connection* conn) {
     forget(conn);
 }
 
-asio::awaitable<bool> server::serve_request(connection& conn,
-                                            request_parser& parser,
+asio::awaitable<bool> server::serve_request(connection& conn, request_parser& parser,
                                             const boost::system::error_code& head_error) {
     conn.busy = true;
     conn.summary = answer_summary{};
@@ -250,17 +250,16 @@ asio::awaitable<bool> server::serve_request(connection& conn,
     co_return keep_open && !conn.summary.close;
 }
 
-asio::awaitable<bool> server::answer(connection& conn,
-                                     request_parser& parser,
+asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
                                      const boost::system::error_code& head_error) {
     connection_stream& stream = conn.stream;
     answer_summary& summary = conn.summary;
     if (head_error) {
         spdlog::debug("unparseable request head: {}", head_error.message());
-        const std::string why = head_error == http::error::header_limit
-                                    ? "the request head exceeds " +
-                                          std::to_string(max_request_head_bytes) + " bytes"
-                                    : "malformed HTTP request";
+        const std::string why =
+            head_error == http::error::header_limit
+                ? "the request head exceeds " + std::to_string(max_request_head_bytes) + " bytes"
+                : "malformed HTTP request";
         co_await send_early_error(stream, _options, summary, protocol::error_code::invalid_request,
                                   why);
         co_return false;

@@ -52,11 +52,9 @@ private:
     boost::asio::awaitable<void> serve_connection(connection* conn);
     // One request whose head was read (`head_error` set when it is
     // malformed); false when the connection must close after it.
-    boost::asio::awaitable<bool> serve_request(connection& conn,
-                                               request_parser& parser,
+    boost::asio::awaitable<bool> serve_request(connection& conn, request_parser& parser,
                                                const boost::system::error_code& head_error);
-    boost::asio::awaitable<bool> answer(connection& conn,
-                                        request_parser& parser,
+    boost::asio::awaitable<bool> answer(connection& conn, request_parser& parser,
                                         const boost::system::error_code& head_error);
     // Metrics, the access log and the error log of one answered request.
     void account(const connection& conn, const request& head, std::uint64_t duration_us);
@@ -66,6 +64,7 @@ private:
     service::stream_service& _service;
     edge_options _options;
     admission _gate;
+    read_quota _quota;
     boost::asio::ip::tcp::acceptor _acceptor;
     http_metrics& _metrics;
     std::shared_ptr<spdlog::logger> _access_log;  // null when the access log is off

@@ -4,6 +4,7 @@
 // server goes on serving everything else.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { startServer } from './lib/server.mjs';
 import { uniq, expectError, RawConn, rawRequest, sleep } from './lib/http.mjs';
 
@@ -120,4 +121,43 @@ test('admission: request bodies past the node budget answer 503 INGRESS_BODY_BYT
     slow.destroy();
     const third = await fetch(url, { method: 'POST', headers: TEXT, body: Buffer.alloc(20 * MiB, 0x62) });
     assert.equal(third.status, 204);
+});
+
+// GET `url` from the local address `from` (127.0.0.0/8 is all loopback), as
+// another client host would; resolves with the status, body length and time.
+function getFrom(url, from) {
+    return new Promise((resolve, reject) => {
+        const started = Date.now();
+        const req = http.get(url, { localAddress: from }, (res) => {
+            let bytes = 0;
+            res.on('data', (c) => { bytes += c.length; });
+            res.on('end', () => resolve({ status: res.statusCode, bytes, ms: Date.now() - started }));
+            res.on('error', reject);
+        });
+        req.on('error', reject);
+    });
+}
+
+test('admission: a client address past its read quota is slowed to it, and other clients are not', async () => {
+    const quota = await startServer({ extraArgs: ['--client-read-bytes-per-second', String(MiB)] });
+    try {
+        const url = `${quota.url}/bkt-adm/${uniq('q')}`;
+        const body = Buffer.alloc(3 * MiB, 'q');
+        assert.equal((await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body })).status, 201);
+        // One second's worth goes at once; the other 2 MiB wait for the quota.
+        const slowed = await getFrom(`${url}?offset=-1`, '127.0.0.1');
+        assert.equal(slowed.status, 200);
+        assert.equal(slowed.bytes, 3 * MiB);
+        assert.ok(slowed.ms >= 1500, `3 MiB at 1 MiB/s took ${slowed.ms} ms`);
+        // Another address has its own quota.
+        const other = await getFrom(`${url}?offset=-1&max_bytes=${MiB}`, '127.0.0.2');
+        assert.equal(other.status, 200);
+        assert.equal(other.bytes, MiB);
+        assert.ok(other.ms < 1000, `a fresh client waited ${other.ms} ms`);
+        const metrics = await (await fetch(`${quota.url}/__ursula/metrics`)).text();
+        assert.match(metrics, /^dstream_read_quota_delays_total [1-9]/m);
+        assert.match(metrics, /^dstream_read_quota_delay_seconds_total (1\.[5-9]|[2-9])/m);
+    } finally {
+        await quota.stop();
+    }
 });
