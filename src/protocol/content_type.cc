@@ -17,27 +17,39 @@ bool is_token_char(char c) {
            std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
+// The media type without parameters or surrounding blanks (RFC 9110 8.3.1).
+std::string_view essence_of(std::string_view content_type) {
+    return trim(content_type.substr(0, content_type.find(';')));
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
 }  // namespace
 
 std::string media_type_essence(std::string_view content_type) {
-    std::string_view essence = trim(content_type.substr(0, content_type.find(';')));
-    std::string out(essence);
+    std::string out(essence_of(content_type));
     std::transform(out.begin(), out.end(), out.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
 }
 
 bool same_media_type(std::string_view a, std::string_view b) {
-    return media_type_essence(a) == media_type_essence(b);
+    return equal_ignoring_case(essence_of(a), essence_of(b));
 }
 
 bool is_json_media_type(std::string_view content_type) {
-    return media_type_essence(content_type) == "application/json";
+    return equal_ignoring_case(essence_of(content_type), "application/json");
 }
 
 bool is_text_for_sse(std::string_view content_type) {
-    const std::string essence = media_type_essence(content_type);
-    return essence.starts_with("text/") || essence == "application/json";
+    const std::string_view essence = essence_of(content_type);
+    return equal_ignoring_case(essence.substr(0, 5), "text/") ||
+           equal_ignoring_case(essence, "application/json");
 }
 
 bool is_valid_content_type(std::string_view content_type) {

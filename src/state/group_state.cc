@@ -120,13 +120,13 @@ std::uint64_t incarnation_token(std::uint64_t history_id, protocol::unix_ms crea
 }
 
 const stream* group_state::find(std::string_view key) const {
-    auto it = _streams.find(std::string(key));
+    auto it = _streams.find(key);
     return it == _streams.end() ? nullptr : it->second.get();
 }
 
 const stream* group_state::find_any(std::string_view key) const {
     if (const stream* s = find(key)) return s;
-    auto it = _retired.find(std::string(key));
+    auto it = _retired.find(key);
     return it == _retired.end() ? nullptr : it->second.get();
 }
 
@@ -143,7 +143,7 @@ apply_result group_state::absent(std::string_view key) const {
 }
 
 stream* group_state::find_mutable(std::string_view key) {
-    auto it = _streams.find(std::string(key));
+    auto it = _streams.find(key);
     return it == _streams.end() ? nullptr : it->second.get();
 }
 
@@ -586,8 +586,7 @@ void group_state::collect(const stream& s, apply_result& r) {
     if (s.origin) r.released = s.origin;
 }
 
-void group_state::remove_stream(
-    std::unordered_map<std::string, std::unique_ptr<stream>>::iterator it, apply_result& r) {
+void group_state::remove_stream(string_map<std::unique_ptr<stream>>::iterator it, apply_result& r) {
     if (it->second->forks.empty()) {
         collect(*it->second, r);
     } else {

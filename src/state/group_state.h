@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/string_map.h"
 #include "state/apply_result.h"
 #include "state/command.h"
 #include "state/stream.h"
@@ -76,8 +77,7 @@ private:
     apply_result apply_drop_fork_ref(const drop_fork_ref& c);
     // Removes a live stream (delete or expiry): retires it while forks read
     // through it, otherwise erases it and releases its own source.
-    void remove_stream(std::unordered_map<std::string, std::unique_ptr<stream>>::iterator it,
-                       apply_result& r);
+    void remove_stream(string_map<std::unique_ptr<stream>>::iterator it, apply_result& r);
     // Erases a stream for good: its cold objects are garbage, and a fork
     // releases its reference on its source.
     static void collect(const stream& s, apply_result& r);
@@ -99,8 +99,8 @@ private:
 
     std::uint64_t _history_id = 0;
     // unique_ptr: stream addresses stay stable while the map rehashes.
-    std::unordered_map<std::string, std::unique_ptr<stream>> _streams;
-    std::unordered_map<std::string, std::unique_ptr<stream>> _retired;
+    string_map<std::unique_ptr<stream>> _streams;
+    string_map<std::unique_ptr<stream>> _retired;
 };
 
 // The token of a stream created at `created_at_ms` by the command at
