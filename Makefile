@@ -10,6 +10,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_TARGETS ?= $(patsubst fuzz/%_fuzz.cc,%,$(wildcard fuzz/*_fuzz.cc))
 # `make soak`: how long, and where its report goes.
 SOAK_MINUTES ?= 30
+SOAK_ROUND_SECONDS ?= 20,60
 
 .DEFAULT_GOAL := build
 .NOTPARALLEL:
@@ -47,7 +48,7 @@ fuzz: fuzz-build
 # Not part of `make test`: SOAK_MINUTES of mixed load, restarts and checks
 # (tests/soak/soak.mjs). It prints the RSS every 30 s and a verdict.
 soak: build
-	DSTREAM_BIN=build/dstream SOAK_MINUTES=$(SOAK_MINUTES) node tests/soak/soak.mjs
+	DSTREAM_BIN=build/dstream SOAK_MINUTES=$(SOAK_MINUTES) SOAK_ROUND_SECONDS=$(SOAK_ROUND_SECONDS) node tests/soak/soak.mjs
 
 asan: deps
 	cmake --preset asan

@@ -8,7 +8,9 @@
 //
 //   DSTREAM_BIN=build/dstream SOAK_MINUTES=5 node tests/soak/soak.mjs
 //
-// Environment: SOAK_MINUTES, SOAK_SEED, SOAK_PACE_MS (a producer's mean pause
+// Environment: SOAK_MINUTES, SOAK_SEED, SOAK_ROUND_SECONDS ("MIN,MAX": how
+// long each server process lives, default 20,60; a long life shows RSS over
+// time within one process), SOAK_PACE_MS (a producer's mean pause
 // between writes, default 100), SOAK_PLAIN_STREAMS (default 4) and the other
 // settings of tests/crash/lib/crash_rounds.mjs under the prefix SOAK_
 // (SOAK_SERVER_ARGS, SOAK_PRODUCERS, ...). Exits 1 on any problem.
@@ -17,6 +19,10 @@ import { SideLoad } from './side_load.mjs';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 30);
 const seed = Number(process.env.SOAK_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const roundSeconds = (process.env.SOAK_ROUND_SECONDS ?? '20,60').split(',').map(Number);
+if (roundSeconds.length !== 2 || !roundSeconds.every((s) => s > 0) || roundSeconds[0] > roundSeconds[1]) {
+    throw new Error(`SOAK_ROUND_SECONDS must be "MIN,MAX" seconds, got ${process.env.SOAK_ROUND_SECONDS}`);
+}
 const RSS_EVERY_MS = 30_000;
 const MiB = 1024 * 1024;
 
@@ -47,7 +53,7 @@ try {
             QUIET_EVERY: 0,  // every round outlasts the 5 s idle sweep anyway
             PACE_MS: 100,
         },
-        roundMs: (master) => master.int(20_000, 60_000),
+        roundMs: (master) => master.int(roundSeconds[0] * 1000, roundSeconds[1] * 1000),
         crash: async (srv, round, extra) => {
             if (round % 2 === 1) {
                 await srv.kill9();
