@@ -1,3 +1,5 @@
+#include <boost/asio/this_coro.hpp>
+
 #include "edge/handlers.h"
 #include "edge/headers.h"
 #include "edge/http_metrics.h"
@@ -5,6 +7,7 @@
 #include "edge/write_answer.h"
 #include "protocol/content_type.h"
 #include "protocol/sse.h"
+#include "service/live_subscription.h"
 #include "service/live_update.h"
 
 namespace dstream::edge {
@@ -119,6 +122,8 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         return event;
     };
     std::shared_ptr<const service::live_update> update;  // when set, the view to send
+    // Registered with the stream's group once, while the reader keeps up.
+    std::shared_ptr<service::live_subscription> following;
     std::string events;
     bool first = true;
     while (true) {
@@ -152,7 +157,15 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         const service::read_request next = make_read_request(
             ex, again, protocol::read_start{protocol::read_start::kind::position, current.next});
         std::shared_ptr<const service::live_update> woken;
-        if (wait) woken = co_await ex.service().wait(next, end_of_life);
+        if (wait) {
+            if (!following) {
+                const boost::asio::any_io_executor reader =
+                    co_await boost::asio::this_coro::executor;
+                following = ex.service().follow(next, reader);
+            }
+            woken = co_await following->next(end_of_life);
+            if (!woken && following->ended()) following = nullptr;
+        }
         update = std::move(woken);
         if (!update) {
             view = co_await ex.service().read(next);

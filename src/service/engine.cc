@@ -366,6 +366,14 @@ asio::awaitable<std::shared_ptr<const live_update>> engine::wait(
     co_return co_await signal->wait();
 }
 
+std::shared_ptr<live_subscription> engine::follow(const read_request& request,
+                                                  const asio::any_io_executor& reader) {
+    auto subscription = std::make_shared<live_subscription>(reader);
+    group& g = group_for(request.key);
+    asio::post(g.strand(), [&g, request, subscription] { g.follow(request, subscription); });
+    return subscription;
+}
+
 void engine::end_live_reads() {
     _live_reads_ended = true;
     for (auto& g : _groups) asio::post(g->strand(), [g = g.get()] { g->stop_watches(); });

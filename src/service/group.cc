@@ -372,6 +372,7 @@ result<fork_source_view> group::fork_source(const std::string& key) {
 }
 
 void group::wake_readers(const std::string& key) {
+    update_followers(key);
     auto it = _watchers.find(key);
     if (it == _watchers.end()) return;
     std::vector<live_watch> woken = std::move(it->second);
@@ -404,9 +405,70 @@ std::shared_ptr<const live_update> group::live_answer(const read_request& reques
     return std::make_shared<const live_update>(std::move(plan.view));
 }
 
+void group::update_followers(const std::string& key) {
+    auto it = _followers.find(key);
+    if (it == _followers.end()) return;
+    std::vector<live_follower>& list = it->second;
+    // Followers at the same position with the same request (nearly all of a
+    // stream's) share one read and its renderings.
+    std::optional<read_request> answered;
+    std::shared_ptr<const live_update> answer;
+    std::erase_if(list, [&](live_follower& f) {
+        const auto subscription = f.subscription.lock();
+        if (!subscription) return true;
+        if (_watches_stopped) {
+            subscription->end();
+            return true;
+        }
+        if (!answered || !(*answered == f.request)) {
+            answer = live_answer(f.request);
+            answered = f.request;
+        }
+        if (!answer) {
+            subscription->end();  // not shareable: the reader reads for itself
+            return true;
+        }
+        const stream_view& view = answer->view();
+        const bool last = view.refusal || view.reached_closed_tail();
+        // A change without new bytes (a snapshot, a producer's state) sends nothing.
+        if (view.next == f.request.start.position && !last) return false;
+        if (!subscription->offer(answer) || last) {
+            subscription->end();
+            return true;
+        }
+        f.request.start.position = view.next;
+        return false;
+    });
+    if (list.empty()) _followers.erase(it);
+}
+
+void group::follow(read_request request, const std::shared_ptr<live_subscription>& subscription) {
+    if (_watches_stopped) {
+        subscription->end();
+        return;
+    }
+    const state::stream* s = live_stream(request.key, runtime::now_unix_ms());
+    if (s == nullptr || s->incarnation != request.if_incarnation || s->closed ||
+        s->tail() > request.start.position) {
+        // Something to say at once (bytes since the reader's last read, the
+        // close, the refusal): one update, then the reader reads or follows
+        // again.
+        if (auto answer = live_answer(request)) subscription->offer(std::move(answer));
+        subscription->end();
+        return;
+    }
+    auto& list = _followers[request.key];
+    // Readers that left leave expired entries; drop them as the list grows.
+    if (list.size() >= 64 && (list.size() & (list.size() - 1)) == 0) {
+        std::erase_if(list, [](const live_follower& f) { return f.subscription.expired(); });
+    }
+    list.push_back(live_follower{std::move(request), subscription});
+}
+
 void group::stop_watches() {
     _watches_stopped = true;
     while (!_watchers.empty()) wake_readers(_watchers.begin()->first);
+    while (!_followers.empty()) update_followers(_followers.begin()->first);
 }
 
 std::optional<state::apply_result> group::answer_before_body(const state::append& headers) {

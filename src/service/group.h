@@ -17,6 +17,7 @@
 #include "log/command_log.h"
 #include "runtime/wake_signal.h"
 #include "service/cold_tier.h"
+#include "service/live_subscription.h"
 #include "service/live_update.h"
 #include "service/stream_service.h"
 #include "state/group_state.h"
@@ -110,6 +111,10 @@ public:
     // position (at once when it already has), with that read when it can be
     // shared (see stream_service::wait).
     void watch(const read_request& request, const std::shared_ptr<live_signal>& signal);
+    // Offers `subscription` every change of the stream `request` reads from
+    // its position on, until the reader leaves, falls behind or must read
+    // for itself (live_subscription.h).
+    void follow(read_request request, const std::shared_ptr<live_subscription>& subscription);
     // Shutdown: wakes every live reader, and later watches fail so that
     // their readers answer at once.
     void stop_watches();
@@ -135,6 +140,7 @@ private:
     // readers, flushes, garbage chunks) in step with the state.
     state::apply_result apply_and_follow(const state::command& cmd, std::uint64_t index);
     void wake_readers(const std::string& key);
+    void update_followers(const std::string& key);
     // The read `request` makes, when it reaches the tail from hot bytes
     // alone and so can be handed to every reader making the same one.
     std::shared_ptr<const live_update> live_answer(const read_request& request);
@@ -180,6 +186,11 @@ private:
         std::weak_ptr<live_signal> signal;
     };
     std::unordered_map<std::string, std::vector<live_watch>> _watchers;
+    struct live_follower {
+        read_request request;  // its position: where the next update starts
+        std::weak_ptr<live_subscription> subscription;
+    };
+    std::unordered_map<std::string, std::vector<live_follower>> _followers;
     bool _watches_stopped = false;
     // Leader-local, not replicated: the last read of each stream renews its
     // sliding TTL without a log entry per read.

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
 #include "protocol/offset.h"
@@ -132,6 +133,7 @@ struct parts_commit {
 };
 
 class live_update;
+class live_subscription;
 
 class stream_service {
 public:
@@ -193,6 +195,11 @@ public:
     // every reader waiting at that position; otherwise the reader reads.
     virtual boost::asio::awaitable<std::shared_ptr<const live_update>> wait(
         const read_request& request, std::chrono::steady_clock::time_point deadline) = 0;
+
+    // An SSE reader's standing registration from `request.start` (a
+    // position at the tail it read), woken on `reader` (live_subscription.h).
+    virtual std::shared_ptr<live_subscription> follow(
+        const read_request& request, const boost::asio::any_io_executor& reader) = 0;
 
     // Shutdown: every wait returns now and later ones at once, so that a
     // long-poll answers as at its timeout and an SSE reader ends its body.
