@@ -432,7 +432,9 @@ void group::update_followers(const std::string& key) {
         const bool last = view.refusal || view.reached_closed_tail();
         // A change without new bytes (a snapshot, a producer's state) sends nothing.
         if (view.next == f.request.start.position && !last) return false;
-        if (!subscription->offer(answer) || last) {
+        const live_subscription::offered taken = subscription->offer(answer);
+        if (taken == live_subscription::offered::behind) _metrics.live_readers_behind.inc();
+        if (taken != live_subscription::offered::kept || last) {
             subscription->end();
             return true;
         }

@@ -9,17 +9,17 @@ namespace dstream::service {
 live_subscription::live_subscription(boost::asio::any_io_executor reader)
     : _timer(std::move(reader)) {}
 
-bool live_subscription::offer(std::shared_ptr<const live_update> update) {
+live_subscription::offered live_subscription::offer(std::shared_ptr<const live_update> update) {
     const std::lock_guard lock(_mutex);
-    if (_ended) return false;
+    if (_ended) return offered::ended;
     if (_queue.size() >= max_queued) {
         _ended = true;
         wake_locked();
-        return false;
+        return offered::behind;
     }
     _queue.push_back(std::move(update));
     wake_locked();
-    return true;
+    return offered::kept;
 }
 
 void live_subscription::end() {

@@ -24,9 +24,10 @@ public:
 
     explicit live_subscription(boost::asio::any_io_executor reader);
 
-    // The group's side, any thread. False when the reader is too far behind:
+    enum class offered { kept, behind, ended };
+    // The group's side, any thread. `behind`: the reader is too far behind,
     // the update is not kept and the subscription ends.
-    bool offer(std::shared_ptr<const live_update> update);
+    offered offer(std::shared_ptr<const live_update> update);
     // No more updates will come (the reader must read for itself).
     void end();
 

@@ -16,6 +16,9 @@ void service_metrics::collect(metrics::exposition& out) const {
                 checkpoints_written.value());
     out.counter("dstream_checkpoint_errors_total", "Group checkpoints that failed to be written",
                 checkpoint_errors.value());
+    out.counter("dstream_live_readers_behind_total",
+                "SSE readers dropped from their stream's updates for being too far behind",
+                live_readers_behind.value());
 }
 
 }  // namespace dstream::service

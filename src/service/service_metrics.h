@@ -15,6 +15,9 @@ struct service_metrics : metrics::registered<service_metrics> {
     metrics::gauge hot_bytes;
     metrics::counter checkpoints_written;
     metrics::counter checkpoint_errors;
+    // SSE readers dropped from their stream's updates for being too far
+    // behind (they go on by reading for themselves).
+    metrics::counter live_readers_behind;
 
     void collect(metrics::exposition& out) const;
 };

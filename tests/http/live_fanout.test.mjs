@@ -151,7 +151,7 @@ test('live fan-out: a reader that stops reading falls behind, then still gets ev
     await sleep(100);
     // Far more than the socket buffers and the per-reader queue of updates hold.
     const letters = 'abcdefghijklmnopqrstuvwxyz';
-    const bodies = Array.from({ length: 160 }, (_, i) => letters[i % 26].repeat(64 * 1024 - 1) + String(i % 10));
+    const bodies = Array.from({ length: 320 }, (_, i) => letters[i % 26].repeat(64 * 1024 - 1) + String(i % 10));
     for (const b of bodies) await append(url, 'text/plain', b);
     const tail = await tailOf(url);
     const expected = bodies.join('');
@@ -159,4 +159,7 @@ test('live fan-out: a reader that stops reading falls behind, then still gets ev
     assert.equal(kept.join(''), expected);
     assert.equal(resumed.join('').length, expected.length);
     assert.ok(resumed.join('') === expected, 'the stalled reader saw the same bytes in the same order');
+    // It did fall behind: its queue of updates filled and it read for itself.
+    const metrics = await (await fetch(`${srv.url}/__ursula/metrics`)).text();
+    assert.match(metrics, /^dstream_live_readers_behind_total [1-9]/m);
 });

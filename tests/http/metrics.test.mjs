@@ -49,6 +49,7 @@ test('metrics: the scrape is strict Prometheus text 0.0.4 with every family of a
         ['dstream_http_connections', 'gauge'],
         ['dstream_live_readers', 'gauge'],
         ['dstream_live_delivery_seconds', 'histogram'],
+        ['dstream_live_readers_behind_total', 'counter'],
         ['dstream_appends_total', 'counter'],
         ['dstream_appended_bytes_total', 'counter'],
         ['dstream_streams', 'gauge'],

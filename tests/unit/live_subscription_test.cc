@@ -16,6 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using update_ptr = std::shared_ptr<const live_update>;
+constexpr auto kept = live_subscription::offered::kept;
 
 update_ptr update_to(std::uint64_t next) {
     stream_view v;
@@ -33,8 +34,8 @@ TEST(LiveSubscription, UpdatesComeInOrderOfferedAndNothingAtTheDeadline) {
     boost::asio::io_context io;
     const auto busy = boost::asio::make_work_guard(io);  // several runs on one io_context
     auto s = std::make_shared<live_subscription>(io.get_executor());
-    EXPECT_TRUE(s->offer(update_to(1)));
-    EXPECT_TRUE(s->offer(update_to(2)));
+    EXPECT_EQ(s->offer(update_to(1)), kept);
+    EXPECT_EQ(s->offer(update_to(2)), kept);
     EXPECT_EQ(next_of(io, *s)->view().next, 1u);
     EXPECT_EQ(next_of(io, *s)->view().next, 2u);
     const auto start = std::chrono::steady_clock::now();
@@ -63,9 +64,9 @@ TEST(LiveSubscription, AnEndedSubscriptionDrainsItsQueueThenSaysNothing) {
     boost::asio::io_context io;
     const auto busy = boost::asio::make_work_guard(io);  // several runs on one io_context
     auto s = std::make_shared<live_subscription>(io.get_executor());
-    EXPECT_TRUE(s->offer(update_to(3)));
+    EXPECT_EQ(s->offer(update_to(3)), kept);
     s->end();
-    EXPECT_FALSE(s->offer(update_to(4)));
+    EXPECT_EQ(s->offer(update_to(4)), live_subscription::offered::ended);
     EXPECT_TRUE(s->ended());
     EXPECT_EQ(next_of(io, *s)->view().next, 3u);
     const auto start = std::chrono::steady_clock::now();
@@ -79,8 +80,8 @@ TEST(LiveSubscription, AReaderTooFarBehindIsEndedAndKeepsWhatWasQueued) {
     const auto busy = boost::asio::make_work_guard(io);  // several runs on one io_context
     auto s = std::make_shared<live_subscription>(io.get_executor());
     for (std::uint64_t i = 1; i <= live_subscription::max_queued; ++i)
-        EXPECT_TRUE(s->offer(update_to(i)));
-    EXPECT_FALSE(s->offer(update_to(999)));
+        EXPECT_EQ(s->offer(update_to(i)), kept);
+    EXPECT_EQ(s->offer(update_to(999)), live_subscription::offered::behind);
     EXPECT_TRUE(s->ended());
     for (std::uint64_t i = 1; i <= live_subscription::max_queued; ++i) {
         EXPECT_EQ(next_of(io, *s)->view().next, i);
