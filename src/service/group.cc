@@ -371,28 +371,49 @@ result<fork_source_view> group::fork_source(const std::string& key) {
     return fork_source_view{s->incarnation, s->content_type, s->json, s->expiry, s->tail()};
 }
 
+namespace {
+
+// The answers to one change's live readers: readers making the same request
+// (nearly all of a stream's, at the same position) share one.
+class answer_cache {
+public:
+    template <typename Answer>
+    const std::shared_ptr<const live_update>& get(const read_request& request, Answer&& answer) {
+        if (!_request || !(*_request == request)) {
+            _answer = answer(request);
+            _request = request;
+        }
+        return _answer;
+    }
+
+private:
+    std::optional<read_request> _request;
+    std::shared_ptr<const live_update> _answer;
+};
+
+// Readers that left leave expired entries; drop them as the list grows.
+template <typename Entry, typename Weak>
+void add_pruning_expired(std::vector<Entry>& list, Entry entry, Weak Entry::*weak) {
+    if (list.size() >= 64 && (list.size() & (list.size() - 1)) == 0) {
+        std::erase_if(list, [weak](const Entry& e) { return (e.*weak).expired(); });
+    }
+    list.push_back(std::move(entry));
+}
+
+}  // namespace
+
 void group::wake_readers(const std::string& key) {
     update_followers(key);
     auto it = _watchers.find(key);
     if (it == _watchers.end()) return;
     std::vector<live_watch> woken = std::move(it->second);
     _watchers.erase(it);
-    // Readers waiting at the same position with the same request (nearly
-    // all of a stream's) share one read and its renderings.
-    const read_request* answered = nullptr;
-    std::shared_ptr<const live_update> answer;
+    answer_cache answers;
+    const auto answer = [this](const read_request& r) { return live_answer(r); };
     for (const auto& w : woken) {
         const auto signal = w.signal.lock();
         if (!signal) continue;
-        if (_watches_stopped) {
-            signal->fire(nullptr);
-            continue;
-        }
-        if (answered == nullptr || !(*answered == w.request)) {
-            answer = live_answer(w.request);
-            answered = &w.request;
-        }
-        signal->fire(answer);
+        signal->fire(_watches_stopped ? nullptr : answers.get(w.request, answer));
     }
 }
 
@@ -409,10 +430,8 @@ void group::update_followers(const std::string& key) {
     auto it = _followers.find(key);
     if (it == _followers.end()) return;
     std::vector<live_follower>& list = it->second;
-    // Followers at the same position with the same request (nearly all of a
-    // stream's) share one read and its renderings.
-    std::optional<read_request> answered;
-    std::shared_ptr<const live_update> answer;
+    answer_cache answers;
+    const auto make_answer = [this](const read_request& r) { return live_answer(r); };
     std::erase_if(list, [&](live_follower& f) {
         const auto subscription = f.subscription.lock();
         if (!subscription) return true;
@@ -420,10 +439,7 @@ void group::update_followers(const std::string& key) {
             subscription->end();
             return true;
         }
-        if (!answered || !(*answered == f.request)) {
-            answer = live_answer(f.request);
-            answered = f.request;
-        }
+        const std::shared_ptr<const live_update> answer = answers.get(f.request, make_answer);
         if (!answer) {
             subscription->end();  // not shareable: the reader reads for itself
             return true;
@@ -449,22 +465,21 @@ void group::follow(read_request request, const std::shared_ptr<live_subscription
         subscription->end();
         return;
     }
-    const state::stream* s = live_stream(request.key, runtime::now_unix_ms());
-    if (s == nullptr || s->incarnation != request.if_incarnation || s->closed ||
-        s->tail() > request.start.position) {
-        // Something to say at once (bytes since the reader's last read, the
-        // close, the refusal): one update, then the reader reads or follows
-        // again.
+    if (has_news(request)) {
+        // One update, then the reader reads or follows again.
         if (auto answer = live_answer(request)) subscription->offer(std::move(answer));
         subscription->end();
         return;
     }
     auto& list = _followers[request.key];
-    // Readers that left leave expired entries; drop them as the list grows.
-    if (list.size() >= 64 && (list.size() & (list.size() - 1)) == 0) {
-        std::erase_if(list, [](const live_follower& f) { return f.subscription.expired(); });
-    }
-    list.push_back(live_follower{std::move(request), subscription});
+    add_pruning_expired(list, live_follower{std::move(request), subscription},
+                        &live_follower::subscription);
+}
+
+bool group::has_news(const read_request& request) {
+    const state::stream* s = live_stream(request.key, runtime::now_unix_ms());
+    return s == nullptr || s->incarnation != request.if_incarnation || s->closed ||
+           s->tail() > request.start.position;
 }
 
 void group::stop_watches() {
@@ -568,18 +583,11 @@ void group::watch(const read_request& request, const std::shared_ptr<live_signal
         signal->fire(nullptr);
         return;
     }
-    const state::stream* s = live_stream(request.key, runtime::now_unix_ms());
-    if (s == nullptr || s->incarnation != request.if_incarnation || s->closed ||
-        s->tail() > request.start.position) {
+    if (has_news(request)) {
         signal->fire(live_answer(request));
         return;
     }
-    auto& list = _watchers[request.key];
-    // Readers that timed out leave expired entries; drop them as the list grows.
-    if (list.size() >= 64 && (list.size() & (list.size() - 1)) == 0) {
-        std::erase_if(list, [](const live_watch& w) { return w.signal.expired(); });
-    }
-    list.push_back(live_watch{request, signal});
+    add_pruning_expired(_watchers[request.key], live_watch{request, signal}, &live_watch::signal);
 }
 
 read_plan group::read(const read_request& request, std::optional<std::uint64_t> as_source_of) {

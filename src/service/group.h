@@ -144,6 +144,9 @@ private:
     // The read `request` makes, when it reaches the tail from hot bytes
     // alone and so can be handed to every reader making the same one.
     std::shared_ptr<const live_update> live_answer(const read_request& request);
+    // Whether the stream `request` reads already has something for it (bytes
+    // past its position, a close, a refusal), so its reader must not wait.
+    bool has_news(const read_request& request);
     // The refusal for a request on a stream that is not live (404, or 410
     // when it is retired for its forks).
     error missing(const std::string& key) const;
