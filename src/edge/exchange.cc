@@ -51,6 +51,41 @@ std::string json_escape(std::string_view s) {
     return out;
 }
 
+// The status line and header fields, as Beast's serializer writes them.
+std::string serialize_head(const http::response_header<>& head) {
+    const unsigned version = head.version();
+    const unsigned code = head.result_int();
+    const auto reason = head.reason();
+    std::string out;
+    out.reserve(256);
+    out += "HTTP/";
+    out += static_cast<char>('0' + version / 10);
+    out += '.';
+    out += static_cast<char>('0' + version % 10);
+    out += ' ';
+    out += static_cast<char>('0' + code / 100);
+    out += static_cast<char>('0' + (code / 10) % 10);
+    out += static_cast<char>('0' + code % 10);
+    out += ' ';
+    out.append(reason.data(), reason.size());
+    out += "\r\n";
+    for (const auto& field : head) {
+        const auto name = field.name_string();
+        const auto value = field.value();
+        out.append(name.data(), name.size());
+        out += ": ";
+        out.append(value.data(), value.size());
+        out += "\r\n";
+    }
+    out += "\r\n";
+    return out;
+}
+
+// The peer went away mid-answer: the connection's loop ends on the throw.
+void throw_if_failed(const boost::system::error_code& ec) {
+    if (ec) throw boost::system::system_error(ec);
+}
+
 }  // namespace
 
 response exchange::make_response(http::status status) const {
@@ -86,18 +121,13 @@ response exchange::make_error(const error& e) const {
 
 asio::awaitable<void> exchange::send(response& res) {
     res.keep_alive(res.keep_alive() && !_summary.close);
-    if (is_head()) {
-        // A HEAD answer describes the GET answer's headers and sends no body.
-        http::response<http::empty_body> head;
-        head.base() = res.base();
-        http::response_serializer<http::empty_body> sr{head};
-        sent(res.result(), 0);
-        co_await http::async_write_header(_stream, sr, asio::use_awaitable);
-        co_return;
-    }
-    res.prepare_payload();
-    sent(res.result(), res.body().size());
-    co_await http::async_write(_stream, res, asio::use_awaitable);
+    // A HEAD answer describes the GET answer's headers and sends no body.
+    if (!is_head()) res.prepare_payload();
+    const std::string_view body = is_head() ? std::string_view() : std::string_view(res.body());
+    sent(res.result(), body.size());
+    const std::string head = serialize_head(res.base());
+    const std::array<asio::const_buffer, 2> message{asio::buffer(head), asio::buffer(body)};
+    throw_if_failed(co_await write(message, write_deadline::none));
 }
 
 asio::awaitable<void> exchange::pay_read_quota(std::uint64_t bytes) {
@@ -119,31 +149,28 @@ asio::awaitable<void> exchange::pay_read_quota(std::uint64_t bytes) {
 asio::awaitable<void> exchange::send_slices(response& res,
                                             const std::vector<storage::byte_slice>& slices) {
     std::size_t total = 0;
-    std::vector<asio::const_buffer> buffers;
-    buffers.reserve(slices.size());
-    for (const auto& s : slices) {
-        total += s.size;
-        buffers.emplace_back(s.data, s.size);
-    }
+    for (const auto& s : slices) total += s.size;
     res.keep_alive(res.keep_alive() && !_summary.close);
-    http::response<http::empty_body> head;
-    head.base() = res.base();
-    head.content_length(total);
-    http::response_serializer<http::empty_body> sr{head};
+    res.content_length(total);
     sent(res.result(), is_head() ? 0 : total);
-    co_await http::async_write_header(_stream, sr, asio::use_awaitable);
-    if (!is_head() && total > 0) co_await asio::async_write(_stream, buffers, asio::use_awaitable);
+    const std::string head = serialize_head(res.base());
+    std::vector<asio::const_buffer> message;
+    message.reserve(1 + (is_head() ? 0 : slices.size()));
+    message.emplace_back(asio::buffer(head));
+    if (!is_head()) {
+        for (const auto& s : slices) message.emplace_back(s.data, s.size);
+    }
+    throw_if_failed(co_await write(message, write_deadline::none));
 }
 
 asio::awaitable<void> exchange::begin_stream(response& res) {
-    http::response<http::empty_body> head;
-    head.base() = res.base();
-    head.chunked(true);
-    head.keep_alive(false);
+    res.chunked(true);
+    res.keep_alive(false);
     _summary.close = true;
-    http::response_serializer<http::empty_body> sr{head};
     sent(res.result(), 0);
-    co_await http::async_write_header(_stream, sr, asio::use_awaitable);
+    const std::string head = serialize_head(res.base());
+    const std::array<asio::const_buffer, 1> message{asio::buffer(head)};
+    throw_if_failed(co_await write(message, write_deadline::none));
 }
 
 asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
@@ -157,31 +184,35 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
     const std::array<asio::const_buffer, 3> chunk{asio::buffer(size_line.data(), size_length),
                                                   asio::buffer(data.data(), data.size()),
                                                   asio::buffer("\r\n", 2)};
-    // A live reader's chunk nearly always fits in the socket's send buffer:
-    // write it now, without an asynchronous operation or a timer. Only what
-    // does not fit waits, under the body timeout.
-    boost::system::error_code ec;
-    auto& socket = _stream.socket();
-    if (!socket.non_blocking()) socket.non_blocking(true, ec);
-    const std::size_t written = ec ? 0 : socket.write_some(chunk, ec);
-    if (ec && ec != asio::error::would_block) co_return false;
-    boost::beast::buffers_suffix<std::array<asio::const_buffer, 3>> rest(chunk);
-    rest.consume(written);
-    if (boost::beast::buffer_bytes(rest) > 0) {
-        ec = {};
-        _stream.expires_after(_options.body_timeout);
-        co_await asio::async_write(_stream, rest, asio::redirect_error(asio::use_awaitable, ec));
-        _stream.expires_never();
-        if (ec) co_return false;
-    }
+    // Under the body timeout: a live reader that stops reading is let go.
+    if (co_await write(chunk, write_deadline::body_timeout)) co_return false;
     _summary.body_bytes += data.size();
     co_return true;
 }
 
 asio::awaitable<void> exchange::end_stream() {
+    const std::array<asio::const_buffer, 1> last{asio::buffer("0\r\n\r\n", 5)};
+    co_await write(last, write_deadline::body_timeout);
+}
+
+asio::awaitable<boost::system::error_code> exchange::write(
+    std::span<const asio::const_buffer> buffers, write_deadline deadline) {
+    // An answer nearly always fits in the socket's send buffer: write it now,
+    // without an asynchronous operation, a work guard or a timer. Only what
+    // does not fit waits for the socket.
     boost::system::error_code ec;
-    const auto last = http::make_chunk_last();
-    co_await asio::async_write(_stream, last, asio::redirect_error(asio::use_awaitable, ec));
+    auto& socket = _stream.socket();
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);
+    const std::size_t written = ec ? 0 : socket.write_some(buffers, ec);
+    if (ec && ec != asio::error::would_block) co_return ec;
+    ec = {};
+    boost::beast::buffers_suffix<std::span<const asio::const_buffer>> rest(buffers);
+    rest.consume(written);
+    if (boost::beast::buffer_bytes(rest) == 0) co_return ec;
+    if (deadline == write_deadline::body_timeout) _stream.expires_after(_options.body_timeout);
+    co_await asio::async_write(_stream, rest, asio::redirect_error(asio::use_awaitable, ec));
+    if (deadline == write_deadline::body_timeout) _stream.expires_never();
+    co_return ec;
 }
 
 }  // namespace dstream::edge

@@ -3,6 +3,7 @@
 // this class writes it, with the headers every answer carries.
 #include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,6 +103,11 @@ public:
     std::unique_ptr<service::part_upload> take_part_upload() { return std::move(_part_upload); }
 
 private:
+    enum class write_deadline { none, body_timeout };
+    // Writes `buffers` whole; an error means the client is gone.
+    boost::asio::awaitable<boost::system::error_code> write(
+        std::span<const boost::asio::const_buffer> buffers, write_deadline deadline);
+
     // Counts what was sent, once the head is on its way.
     void sent(http::status status, std::uint64_t body_bytes);
 

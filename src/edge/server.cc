@@ -44,6 +44,45 @@ asio::awaitable<void> send_early_error(connection_stream& stream, const edge_opt
 
 std::string_view text(beast::string_view s) { return {s.data(), s.size()}; }
 
+enum class parser_goal { head, message };
+
+// Feeds `parser` what is buffered and reads from the socket only when it
+// needs more, until it holds the head or the whole message. A request whose
+// head and body arrived together takes no socket read here at all, where
+// Beast's composed reads cost an asynchronous operation each (a post and a
+// work guard) even when the bytes are already buffered. Errors are Beast's
+// (partial_message, end_of_stream, body_limit, ...) or the socket's.
+asio::awaitable<boost::system::error_code> read_into_parser(connection_stream& stream,
+                                                            beast::flat_buffer& buffer,
+                                                            request_parser& parser,
+                                                            parser_goal goal) {
+    constexpr std::size_t read_chunk = 64 * 1024;
+    boost::system::error_code ec;
+    const auto reached = [&] {
+        return goal == parser_goal::head ? parser.is_header_done() : parser.is_done();
+    };
+    while (!reached()) {
+        if (buffer.size() > 0) {
+            buffer.consume(parser.put(buffer.data(), ec));
+            if (!ec) continue;
+            if (ec != http::error::need_more) co_return ec;
+            ec = {};
+        }
+        const std::size_t n =
+            co_await stream.async_read_some(buffer.prepare(beast::read_size(buffer, read_chunk)),
+                                            asio::redirect_error(asio::use_awaitable, ec));
+        buffer.commit(n);
+        if (ec == asio::error::eof) {
+            if (!parser.got_some()) co_return http::error::end_of_stream;
+            ec = {};
+            parser.put_eof(ec);
+            co_return ec;
+        }
+        if (ec) co_return ec;
+    }
+    co_return ec;
+}
+
 // Reads the next request head into `parser`. The head is checked as it
 // arrives (see edge/request_head.h): errors are Beast's, bad_version for a
 // request line that cannot be one, header_limit for a head over the limit.
@@ -68,9 +107,7 @@ asio::awaitable<boost::system::error_code> read_request_head(connection_stream& 
         if (ec == asio::error::eof && buffer.size() > 0) co_return http::error::partial_message;
         if (ec) co_return ec;
     }
-    co_await http::async_read_header(stream, buffer, parser,
-                                     asio::redirect_error(asio::use_awaitable, ec));
-    co_return ec;
+    co_return co_await read_into_parser(stream, buffer, parser, parser_goal::head);
 }
 
 }  // namespace
@@ -290,8 +327,8 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     if (early == early_answer::body_follows) {
         // Read the body the client is sending, and drop it.
         stream.expires_after(_options.body_timeout);
-        co_await http::async_read(stream, conn.buffer, parser,
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        parser.eager(true);
+        ec = co_await read_into_parser(stream, conn.buffer, parser, parser_goal::message);
         co_return !ec && parser.get().keep_alive();
     }
     // The body's memory is held until the answer is sent: a body without
@@ -310,8 +347,8 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
         co_await http::async_write(stream, cont, asio::use_awaitable);
     }
     stream.expires_after(_options.body_timeout);
-    co_await http::async_read(stream, conn.buffer, parser,
-                              asio::redirect_error(asio::use_awaitable, ec));
+    parser.eager(true);
+    ec = co_await read_into_parser(stream, conn.buffer, parser, parser_goal::message);
     if (ec == http::error::body_limit) {
         co_await send_early_error(stream, _options, summary,
                                   protocol::error_code::request_too_large,
