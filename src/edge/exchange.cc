@@ -51,13 +51,16 @@ std::string json_escape(std::string_view s) {
     return out;
 }
 
-// The status line and header fields, as Beast's serializer writes them.
-std::string serialize_head(const http::response_header<>& head) {
+// The status line, the headers every answer carries (server identity,
+// browser security headers, CORS) and the answer's own fields. The common
+// ones are written here rather than kept as fields of each response: that
+// was seven allocations per answer.
+std::string serialize_head(const http::response_header<>& head, std::string_view cluster_id) {
     const unsigned version = head.version();
     const unsigned code = head.result_int();
     const auto reason = head.reason();
     std::string out;
-    out.reserve(256);
+    out.reserve(512);
     out += "HTTP/";
     out += static_cast<char>('0' + version / 10);
     out += '.';
@@ -68,6 +71,16 @@ std::string serialize_head(const http::response_header<>& head) {
     out += static_cast<char>('0' + code % 10);
     out += ' ';
     out.append(reason.data(), reason.size());
+    out += "\r\nServer: dstream\r\n";
+    out += hdr::ursula_protocol;
+    out += ": 2\r\n";
+    out += hdr::ursula_cluster_id;
+    out += ": ";
+    out += cluster_id;
+    out += "\r\nX-Content-Type-Options: nosniff\r\n";
+    out += hdr::cross_origin_resource_policy;
+    out += ": cross-origin\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: ";
+    out += hdr::exposed_headers;
     out += "\r\n";
     for (const auto& field : head) {
         const auto name = field.name_string();
@@ -90,13 +103,6 @@ void throw_if_failed(const boost::system::error_code& ec) {
 
 response exchange::make_response(http::status status) const {
     response res{status, _req.version()};
-    res.set(http::field::server, "dstream");
-    res.set(hdr::ursula_protocol, "2");
-    res.set(hdr::ursula_cluster_id, _options.cluster_id);
-    res.set("X-Content-Type-Options", "nosniff");
-    res.set(hdr::cross_origin_resource_policy, "cross-origin");
-    res.set(http::field::access_control_allow_origin, "*");
-    res.set(http::field::access_control_expose_headers, hdr::exposed_headers);
     res.keep_alive(_req.keep_alive() && !_summary.close);
     return res;
 }
@@ -125,7 +131,7 @@ asio::awaitable<void> exchange::send(response& res) {
     if (!is_head()) res.prepare_payload();
     const std::string_view body = is_head() ? std::string_view() : std::string_view(res.body());
     sent(res.result(), body.size());
-    const std::string head = serialize_head(res.base());
+    const std::string head = serialize_head(res.base(), _options.cluster_id);
     const std::array<asio::const_buffer, 2> message{asio::buffer(head), asio::buffer(body)};
     throw_if_failed(co_await write(message, write_deadline::none));
 }
@@ -153,7 +159,7 @@ asio::awaitable<void> exchange::send_slices(response& res,
     res.keep_alive(res.keep_alive() && !_summary.close);
     res.content_length(total);
     sent(res.result(), is_head() ? 0 : total);
-    const std::string head = serialize_head(res.base());
+    const std::string head = serialize_head(res.base(), _options.cluster_id);
     std::vector<asio::const_buffer> message;
     message.reserve(1 + (is_head() ? 0 : slices.size()));
     message.emplace_back(asio::buffer(head));
@@ -168,7 +174,7 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
     res.keep_alive(false);
     _summary.close = true;
     sent(res.result(), 0);
-    const std::string head = serialize_head(res.base());
+    const std::string head = serialize_head(res.base(), _options.cluster_id);
     const std::array<asio::const_buffer, 1> message{asio::buffer(head)};
     throw_if_failed(co_await write(message, write_deadline::none));
 }

@@ -72,8 +72,8 @@ public:
     const edge_options& options() const { return _options; }
     bool is_head() const { return _req.method() == http::verb::head; }
 
-    // A response with the headers every answer carries (server identity,
-    // browser security headers, CORS).
+    // A response to fill in; every answer is sent with the headers all
+    // answers carry (server identity, browser security headers, CORS).
     response make_response(http::status status) const;
     // The error body of extensions Section 11, with the code's status; HEAD
     // answers carry the Content-Type and no body.

@@ -145,8 +145,11 @@ boost::asio::awaitable<void> handle_create(exchange& ex) {
     if (r.closed) res.set(hdr::stream_closed, "true");
     if (created) {
         const auto host = ex.req()[http::field::host];
-        res.set(http::field::location,
-                host.empty() ? ex.target().path : "http://" + std::string(host) + ex.target().path);
+        const std::string_view path =
+            split_request_target({ex.req().target().data(), ex.req().target().size()}).path;
+        res.set(http::field::location, host.empty()
+                                           ? std::string(path)
+                                           : "http://" + std::string(host) + std::string(path));
     }
     co_await ex.send(res);
 }

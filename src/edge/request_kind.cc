@@ -35,6 +35,7 @@ request_kind classify_subresource(std::string_view path) {
     switch (sub->what) {
         case subresource::kind::snapshot:
         case subresource::kind::snapshot_parts:
+        case subresource::kind::snapshot_part:
             return request_kind::snapshot;
         case subresource::kind::retention:
             return request_kind::retention;

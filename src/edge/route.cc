@@ -1,7 +1,6 @@
 #include "edge/route.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace dstream::edge {
 namespace {
@@ -42,19 +41,17 @@ bool is_valid_bucket_id(std::string_view id) {
            });
 }
 
-result<std::string> percent_decode(std::string_view in, bool plus_is_space) {
-    std::string out;
-    out.reserve(in.size());
+namespace {
+
+// Appends `in` with its percent-escapes decoded; false for a malformed one.
+bool append_decoded(std::string_view in, bool plus_is_space, std::string& out) {
     for (std::size_t i = 0; i < in.size(); ++i) {
         const char c = in[i];
         if (c == '%') {
-            if (i + 2 >= in.size()) {
-                return make_error(error_code::invalid_request, "malformed percent-escape");
-            }
+            if (i + 2 >= in.size()) return false;
             const int hi = hex_value(in[i + 1]);
             const int lo = hex_value(in[i + 2]);
-            if (hi < 0 || lo < 0)
-                return make_error(error_code::invalid_request, "malformed percent-escape");
+            if (hi < 0 || lo < 0) return false;
             out.push_back(static_cast<char>(hi * 16 + lo));
             i += 2;
         } else if (c == '+' && plus_is_space) {
@@ -63,6 +60,19 @@ result<std::string> percent_decode(std::string_view in, bool plus_is_space) {
             out.push_back(c);
         }
     }
+    return true;
+}
+
+error malformed_escape() {
+    return make_error(error_code::invalid_request, "malformed percent-escape");
+}
+
+}  // namespace
+
+result<std::string> percent_decode(std::string_view in, bool plus_is_space) {
+    std::string out;
+    out.reserve(in.size());
+    if (!append_decoded(in, plus_is_space, out)) return malformed_escape();
     return out;
 }
 
@@ -86,64 +96,74 @@ result<route> resolve_route(std::string_view path) {
         r.path = std::string(path);
         return r;
     }
+    // The key is decoded in place: one allocation per request on the hot path.
+    r.key.reserve(v1_prefix.size() + path.size());
     if (path.starts_with(v1_prefix)) {
-        auto id = percent_decode(path.substr(v1_prefix.size()), false);
-        if (!id) return id.err();
         r.where = surface::base_v1;
-        r.path = std::string(path);
-        if (*id == "__ds" || id->starts_with("__ds/")) {
+        r.key = "v1/stream/";
+        if (!append_decoded(path.substr(v1_prefix.size()), false, r.key)) return malformed_escape();
+        const std::string_view id = std::string_view(r.key).substr(v1_prefix.size() - 1);
+        if (id == "__ds" || id.starts_with("__ds/")) {
             r.what = route::kind::reserved;
+            r.key.clear();
             return r;
         }
-        if (id->empty() || id->size() > max_stream_key_bytes ||
-            id->find('\0') != std::string::npos) {
+        if (id.empty() || id.size() > max_stream_key_bytes || id.find('\0') != std::string::npos) {
             return make_error(error_code::invalid_stream_id,
                               "stream id is empty, too long or contains NUL");
         }
         r.what = route::kind::stream;
-        r.key = std::string("v1/stream/") + *id;
         return r;
     }
 
-    // Bucketed surface: split the raw path on '/', then decode each segment.
-    std::vector<std::string_view> raw;
-    std::string_view rest = path.substr(1);
-    while (true) {
-        const auto slash = rest.find('/');
-        raw.push_back(rest.substr(0, slash));
-        if (slash == std::string_view::npos) break;
-        rest.remove_prefix(slash + 1);
+    // Bucketed surface: the raw path splits on '/' before its segments are
+    // decoded (an escaped '/' stays inside its segment). Every escape is
+    // checked first, so a malformed one anywhere is the error reported.
+    const std::string_view raw = path.substr(1);
+    std::string scratch;
+    if (raw.find('%') != std::string_view::npos && !append_decoded(raw, false, scratch)) {
+        return malformed_escape();
     }
-    std::vector<std::string> segments;
-    for (auto s : raw) {
-        auto d = percent_decode(s, false);
-        if (!d) return d.err();
-        segments.push_back(std::move(*d));
+    const auto first_slash = raw.find('/');
+    const std::string_view raw_bucket = raw.substr(0, first_slash);
+    append_decoded(raw_bucket, false, r.key);
+    if (r.key.empty()) {
+        r.key.clear();
+        return r;  // kind::none
     }
-    r.path = std::string(path);
-    if (segments.empty() || segments[0].empty()) return r;  // kind::none
-    if (!is_valid_bucket_id(segments[0])) {
+    if (!is_valid_bucket_id(r.key)) {
         return make_error(error_code::invalid_bucket_id, "bucket id must match ^[a-z0-9_-]{4,64}$");
     }
-    if (segments.size() == 1 || (segments.size() == 2 && segments[1].empty())) {
+    const std::string_view after_bucket =
+        first_slash == std::string_view::npos ? std::string_view() : raw.substr(first_slash + 1);
+    const auto second_slash = after_bucket.find('/');
+    if (after_bucket.empty() && second_slash == std::string_view::npos) {
         r.what = route::kind::bucket;
-        r.bucket = segments[0];
+        r.bucket = std::move(r.key);
+        r.key.clear();
         return r;
     }
-    if (auto st = check_stream_id(segments[1]); !st) return st.err();
-    if (segments[1].size() > max_stream_key_bytes ||
-        segments[0].size() + 1 + segments[1].size() > max_stream_key_bytes) {
+    const std::size_t bucket_size = r.key.size();
+    r.key += '/';
+    append_decoded(after_bucket.substr(0, second_slash), false, r.key);
+    const std::string_view stream_id = std::string_view(r.key).substr(bucket_size + 1);
+    if (auto st = check_stream_id(stream_id); !st) return st.err();
+    if (stream_id.size() > max_stream_key_bytes || r.key.size() > max_stream_key_bytes) {
         return make_error(error_code::invalid_stream_id, "stream key exceeds 122 bytes");
     }
-    r.key = segments[0] + "/" + segments[1];
-    if (segments.size() == 2) {
+    if (second_slash == std::string_view::npos) {
         r.what = route::kind::stream;
         return r;
     }
     r.what = route::kind::stream_subresource;
-    for (std::size_t i = 2; i < segments.size(); ++i) {
-        if (i > 2) r.subresource += '/';
-        r.subresource += segments[i];
+    // The segments after the stream, each decoded, joined by '/'.
+    std::string_view rest = after_bucket.substr(second_slash + 1);
+    while (true) {
+        const auto slash = rest.find('/');
+        append_decoded(rest.substr(0, slash), false, r.subresource);
+        if (slash == std::string_view::npos) break;
+        r.subresource += '/';
+        rest.remove_prefix(slash + 1);
     }
     return r;
 }

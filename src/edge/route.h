@@ -26,7 +26,7 @@ struct route {
     std::string key;          // the stream's key: "bucket/stream" or "v1/stream/id"
     std::string bucket;       // for kind::bucket
     std::string subresource;  // the decoded path after the stream, without '/'
-    std::string path;         // the decoded path, for Location and operator routes
+    std::string path;         // for operator routes: the path as requested
 };
 
 // A request target split into its path and its query (without the '?').

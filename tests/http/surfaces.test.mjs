@@ -32,6 +32,14 @@ async function create(url, body, headers = JSON_CT) {
     return res;
 }
 
+test('base 5.1: a 201 Created names the stream in Location, as requested, on both surfaces', async () => {
+    const host = new URL(srv.url).host;
+    for (const path of ['/bkt-surf/' + uniq('loc') + '%20x', '/v1/stream/' + uniq('loc') + '%20x']) {
+        const res = await create(srv.url + path, 'abc', { 'content-type': 'text/plain' });
+        assert.equal(res.headers.get('location'), `http://${host}${path}`);
+    }
+});
+
 test('ext 1 / base 5.1: PUT creates a stream on both /{bucket}/{stream} and /v1/stream/{id}', async () => {
     for (const url of [bucketUrl(), v1Url()]) {
         const res = await create(url, 'abc', { 'content-type': 'text/plain' });

@@ -41,6 +41,8 @@ TEST(RequestKind, LiveReadsAreTheirOwnKinds) {
 TEST(RequestKind, SubresourcesBucketsAndOperatorRoutes) {
     EXPECT_EQ(kind_of("/mybucket/mystream/snapshot/00000000000000000000", verb::put),
               request_kind::snapshot);
+    EXPECT_EQ(kind_of("/mybucket/mystream/snapshot/00000000000000000000/parts", verb::put),
+              request_kind::snapshot);
     EXPECT_EQ(kind_of("/mybucket/mystream/retention/00000000000000000000", verb::put),
               request_kind::retention);
     EXPECT_EQ(kind_of("/mybucket/mystream/bootstrap", verb::get), request_kind::bootstrap);
