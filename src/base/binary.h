@@ -20,6 +20,7 @@ public:
         put_u32(static_cast<std::uint32_t>(s.size()));
         _out.append(s);
     }
+    void reserve(std::size_t bytes) { _out.reserve(bytes); }
     std::string take() && { return std::move(_out); }
 
 private:

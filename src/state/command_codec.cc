@@ -338,6 +338,11 @@ const std::string* command_key(const command_body& body) {
 
 std::string encode_command(const command& cmd) {
     binary_writer w;
+    // One allocation per record: an append's fields other than its body
+    // (key, content type, producer, sequence) fit in the margin.
+    constexpr std::size_t fields_margin = 512;
+    const auto* appended = std::get_if<append>(&cmd.body);
+    w.reserve(fields_margin + (appended != nullptr ? appended->body.size() : 0));
     w.put_u8(codec_version);
     w.put_u64(static_cast<std::uint64_t>(cmd.now_ms));
     std::visit(encoder{w}, cmd.body);
