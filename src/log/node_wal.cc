@@ -227,7 +227,7 @@ int node_wal::open_segment(std::uint64_t first_sequence) {
     // once its name is.
     ok = ok && fsync_directory(_options.dir, _io);
     if (ok) {
-        // No flush is in flight: the writer waited for them before switching.
+        // No flush is in flight: the switch waited for them, with the write mutex held.
         std::lock_guard lock(_sync_mutex);
         if (const int failure = reopen_sync_descriptors(path); failure != 0) {
             ok = false;
@@ -282,9 +282,8 @@ void node_wal::start() {
         errno = failure;
         throw std::runtime_error(errno_text("cannot open the WAL segment", segment_path(first)));
     }
-    _writer = std::thread([this] { writer_loop(); });
     for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
-        _syncers.emplace_back([this, i] { sync_loop(i); });
+        _threads.emplace_back([this, i] { commit_loop(i); });
     }
 }
 
@@ -295,24 +294,22 @@ void node_wal::stop() {
         _stopping = true;
     }
     _wake.notify_all();
-    if (_writer.joinable()) _writer.join();
-    {
-        std::lock_guard lock(_sync_mutex);
-        _syncers_stopping = true;
-    }
-    _sync_wake.notify_all();
-    for (auto& t : _syncers) t.join();
-    _syncers.clear();
+    for (auto& t : _threads) t.join();
+    _threads.clear();
 }
 
 void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload,
                       wal_sink* sink) {
+    bool first = false;
     {
         std::lock_guard lock(_mutex);
+        first = _queue.empty();
         _queue.push_back(entry{{}, group, index, std::move(payload), sink});
         _queue.back().header = make_wal_record_header(group, index, _queue.back().payload);
     }
-    _wake.notify_one();
+    // Records behind the first find a thread already woken for it, or all
+    // busy: each looks at the queue before it sleeps. One wake per batch.
+    if (first) _wake.notify_one();
 }
 
 status node_wal::write_batch(const std::vector<entry>& batch) {
@@ -364,42 +361,24 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     return disk_pressure();
 }
 
-void node_wal::sync_loop(std::size_t slot) {
-    std::unique_lock lock(_sync_mutex);
-    while (true) {
-        _sync_wake.wait(lock, [this] {
-            return _syncers_stopping || (_written_pos > _sync_started_pos && _sync_failure == 0);
-        });
-        if (_written_pos <= _sync_started_pos || _sync_failure != 0)
-            return;  // stopping, nothing left
-        const std::uint64_t target = _written_pos;
-        const int fd = _sync_fds[slot];
-        _sync_started_pos = target;
-        ++_syncs_in_flight;
-        lock.unlock();
-        const metrics::stopwatch fsync;
-        const int failure = _io.fdatasync(fd) == 0 ? 0 : errno;
-        _metrics.fsync_us.observe(fsync.elapsed_us());
-        lock.lock();
+void node_wal::flush(flush_due due) {
+    const metrics::stopwatch fsync;
+    const int failure = _io.fdatasync(due.fd) == 0 ? 0 : errno;
+    _metrics.fsync_us.observe(fsync.elapsed_us());
+    {
+        std::lock_guard lock(_sync_mutex);
         --_syncs_in_flight;
         if (failure == 0) {
-            _durable_pos = std::max(_durable_pos, target);
+            _durable_pos = std::max(_durable_pos, due.target);
         } else if (_sync_failure == 0) {
             _sync_failure = failure;
         }
-        _synced.notify_all();
-        lock.unlock();
-        if (failure != 0) {
-            // The writer cuts the log back and refuses what the flush covered
-            // now, not when the next write happens to come.
-            {
-                std::lock_guard queue(_mutex);
-                _flush_failed = true;
-            }
-            _wake.notify_one();
-        }
-        deliver_durable();
-        lock.lock();
+    }
+    _synced.notify_all();
+    if (failure != 0) {
+        // Refuses what the flush covered now, not when the next write comes.
+        std::lock_guard write(_write_mutex);
+        recover_from_failed_sync();
     }
 }
 
@@ -426,98 +405,106 @@ void node_wal::wait_all_durable() {
 }
 
 void node_wal::recover_from_failed_sync() {
-    {
-        std::unique_lock lock(_sync_mutex);
-        if (_sync_failure == 0) return;
-        _synced.wait(lock, [this] { return _syncs_in_flight == 0; });
-        const std::uint64_t unflushed = _written_pos - _durable_pos;
-        // Through new descriptors: the old ones would report the flush's
-        // error again (once per open file), the writer's as a failure of the
-        // cut, the sync threads' as failures of later flushes.
-        const fs::path path = segment_path(_open_segment);
-        const int fd = _io.open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-        if (fd < 0 || _io.ftruncate(fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
-            _io.fdatasync(fd) != 0 || reopen_sync_descriptors(path) != 0) {
-            spdlog::critical("WAL: cannot cut unflushed writes back ({}); stopping",
-                             std::strerror(errno));
-            std::abort();
-        }
-        _io.close(_fd);
-        _fd = fd;
-        spdlog::error("WAL flush failed: {}; {} unflushed bytes cut and their writes refused",
-                      std::strerror(_sync_failure), unflushed);
-        _segment_size -= unflushed;
-        const status failed = disk_pressure();
-        for (auto& batch : _written) {
-            if (batch.end > _durable_pos) {
-                batch.end = _durable_pos;
-                batch.outcome = failed;
-            }
-        }
-        _written_pos = _sync_started_pos = _durable_pos;
-        _sync_failure = 0;
+    std::unique_lock lock(_sync_mutex);
+    if (_sync_failure == 0) return;
+    _synced.wait(lock, [this] { return _syncs_in_flight == 0; });
+    const std::uint64_t unflushed = _written_pos - _durable_pos;
+    // Through new descriptors: the old ones would report the flush's error
+    // again (once per open file), the write descriptor's as a failure of the
+    // cut, the flush descriptors' as failures of later flushes.
+    const fs::path path = segment_path(_open_segment);
+    const int fd = _io.open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0 || _io.ftruncate(fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
+        _io.fdatasync(fd) != 0 || reopen_sync_descriptors(path) != 0) {
+        spdlog::critical("WAL: cannot cut unflushed writes back ({}); stopping",
+                         std::strerror(errno));
+        std::abort();
     }
-    deliver_durable();
+    _io.close(_fd);
+    _fd = fd;
+    spdlog::error("WAL flush failed: {}; {} unflushed bytes cut and their writes refused",
+                  std::strerror(_sync_failure), unflushed);
+    _segment_size -= unflushed;
+    const status failed = disk_pressure();
+    for (auto& batch : _written) {
+        if (batch.end > _durable_pos) {
+            batch.end = _durable_pos;
+            batch.outcome = failed;
+        }
+    }
+    _written_pos = _durable_pos;
+    _sync_failure = 0;
 }
 
-void node_wal::writer_loop() {
+void node_wal::commit_loop(std::size_t slot) {
     std::vector<entry> batch;
     while (true) {
         {
             std::unique_lock lock(_mutex);
-            _wake.wait(lock, [this] { return !_queue.empty() || _stopping || _flush_failed; });
-            if (_queue.empty() && !_flush_failed) break;  // stopping
-            _flush_failed = false;
-            batch.swap(_queue);
+            _wake.wait(lock, [this] { return !_queue.empty() || _stopping; });
+            if (_queue.empty()) return;  // stopping, and every record taken
         }
-        recover_from_failed_sync();
-        if (batch.empty()) continue;
-        std::uint64_t batch_bytes = 0;
-        for (const auto& e : batch) batch_bytes += e.header.size() + e.payload.size();
-        written_batch written;
-        if (_segment_size > wal_magic.size() &&
-            _segment_size + batch_bytes > _options.segment_bytes) {
-            // A segment is closed only once flushed whole: flushes never
-            // span two files, and recovery sees a torn tail only in the last.
-            wait_all_durable();
-            recover_from_failed_sync();
-            if (const int failure = open_segment(_next_sequence); failure != 0) {
-                // The batch is refused; the next one tries a new segment again.
-                _metrics.write_errors.inc();
-                spdlog::error("WAL: cannot begin segment {}: {}",
-                              segment_path(_next_sequence).string(), std::strerror(failure));
-                written.outcome = disk_pressure();
-            }
-        }
-        _metrics.batch_records.observe(batch.size());
-        _metrics.batch_bytes.observe(batch_bytes);
-        if (written.outcome) written.outcome = write_batch(batch);
-        if (written.outcome) {
-            _next_sequence += batch.size();
-            for (const auto& e : batch) note_written(_open_segment, e.group, e.index);
-        }
-        for (const auto& e : batch) {
-            auto it = std::find_if(written.notices.begin(), written.notices.end(),
-                                   [&](const auto& n) { return n.first == e.sink; });
-            if (it == written.notices.end()) {
-                written.notices.emplace_back(e.sink, e.index);
-            } else {
-                it->second = e.index;
-            }
-        }
-        {
-            std::lock_guard lock(_sync_mutex);
-            if (written.outcome) _written_pos += batch_bytes;
-            written.end = _written_pos;
-            _written.push_back(std::move(written));
-        }
-        _sync_wake.notify_one();
-        deliver_durable();  // a failed write right after durable batches answers now
+        if (const auto due = write_queued(batch, slot)) flush(*due);
         batch.clear();
+        deliver_durable();
     }
-    wait_all_durable();
+}
+
+std::optional<node_wal::flush_due> node_wal::write_queued(std::vector<entry>& batch,
+                                                          std::size_t slot) {
+    std::lock_guard write(_write_mutex);
+    {
+        std::lock_guard lock(_mutex);
+        batch.swap(_queue);
+    }
+    if (batch.empty()) return std::nullopt;  // another thread took the queue first
+    // A flush failed and its thread waits for this mutex: cut first, so that
+    // this batch does not follow the lost bytes and fall with them.
     recover_from_failed_sync();
-    deliver_durable();
+    std::uint64_t batch_bytes = 0;
+    for (const auto& e : batch) batch_bytes += e.header.size() + e.payload.size();
+    written_batch written;
+    if (_segment_size > wal_magic.size() && _segment_size + batch_bytes > _options.segment_bytes) {
+        // A segment is closed only once flushed whole: flushes never span two
+        // files, and recovery sees a torn tail only in the last. The flushes
+        // waited for need nothing this thread holds: every write counts its
+        // flush in flight before it lets go of the write mutex.
+        wait_all_durable();
+        recover_from_failed_sync();
+        if (const int failure = open_segment(_next_sequence); failure != 0) {
+            // The batch is refused; the next one tries a new segment again.
+            _metrics.write_errors.inc();
+            spdlog::error("WAL: cannot begin segment {}: {}", segment_path(_next_sequence).string(),
+                          std::strerror(failure));
+            written.outcome = disk_pressure();
+        }
+    }
+    _metrics.batch_records.observe(batch.size());
+    _metrics.batch_bytes.observe(batch_bytes);
+    if (written.outcome) written.outcome = write_batch(batch);
+    const bool wrote = written.outcome.ok();
+    if (wrote) {
+        _next_sequence += batch.size();
+        for (const auto& e : batch) note_written(_open_segment, e.group, e.index);
+    }
+    for (const auto& e : batch) {
+        auto it = std::find_if(written.notices.begin(), written.notices.end(),
+                               [&](const auto& n) { return n.first == e.sink; });
+        if (it == written.notices.end()) {
+            written.notices.emplace_back(e.sink, e.index);
+        } else {
+            it->second = e.index;
+        }
+    }
+    std::lock_guard lock(_sync_mutex);
+    if (wrote) _written_pos += batch_bytes;
+    written.end = _written_pos;
+    _written.push_back(std::move(written));
+    // After a failed flush the batch waits for the cut, which refuses it:
+    // the thread whose flush failed makes it once this one lets go.
+    if (!wrote || _sync_failure != 0) return std::nullopt;
+    ++_syncs_in_flight;
+    return flush_due{_sync_fds[slot], _written_pos};
 }
 
 }  // namespace dstream::log

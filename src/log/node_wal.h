@@ -3,12 +3,15 @@
 // group on the node, so that one fdatasync covers the writes of all groups
 // and connections that arrived since the last one started (group commit).
 //
-// Threads: submit() from any group strand. One writer thread appends each
-// batch as soon as it is queued; a few sync threads keep fdatasyncs in
-// flight, each covering every byte written before it began. The filesystem
-// and the device merge concurrent flushes, so a record waits about one flush
-// instead of the rest of the running one plus its own. Results go back
-// through wal_sink::on_written, in log order, on a writer or sync thread.
+// Threads: submit() from any group strand; a few WAL threads do the rest.
+// An idle one wakes for queued records, takes the whole queue, writes it and
+// runs an fdatasync covering every byte written before it began, so up to
+// sync_threads flushes are in flight. The filesystem and the device merge
+// concurrent flushes, so a record waits about one flush instead of the rest
+// of the running one plus its own. The thread that writes a batch flushes it:
+// a batch costs one thread wake, not one to write it and one to flush it.
+// Writes hold a mutex, so the log keeps queue order; flushes overlap.
+// Results go back through wal_sink::on_written, in log order, on a WAL thread.
 #include <array>
 #include <condition_variable>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -71,7 +75,7 @@ public:
     wal_recovery recover(const record_visitor& visit);
 
     void start();
-    // Flushes what was submitted and stops the writer thread.
+    // Flushes what was submitted and joins the WAL threads.
     void stop();
 
     void submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink);
@@ -82,7 +86,7 @@ public:
 
 private:
     struct entry {
-        std::array<char, 20> header;  // computed by the submitter, off the writer thread
+        std::array<char, 20> header;  // computed by the submitter, outside the write mutex
         std::uint32_t group;
         std::uint64_t index;
         std::string payload;
@@ -97,9 +101,18 @@ private:
         status outcome = ok_status();  // a failed write is answered in its turn
     };
 
-    void writer_loop();
-    void sync_loop(std::size_t slot);
-    // Replaces the sync threads' descriptors with new ones on `path`; 0 or an errno.
+    // What a thread owes once its batch is written: a flush up to `target`
+    // through its own descriptor.
+    struct flush_due {
+        int fd;
+        std::uint64_t target;
+    };
+
+    void commit_loop(std::size_t slot);
+    // Takes the queue and writes it in log order; the flush to run, if any.
+    std::optional<flush_due> write_queued(std::vector<entry>& batch, std::size_t slot);
+    void flush(flush_due due);
+    // Replaces the threads' flush descriptors with new ones on `path`; 0 or an errno.
     int reopen_sync_descriptors(const std::filesystem::path& path);
     status write_batch(const std::vector<entry>& batch);
     // Answers, in log order, every batch whose bytes a finished flush covers.
@@ -107,11 +120,12 @@ private:
     // Waits until every written byte is flushed (or a flush failed).
     void wait_all_durable();
     // After a failed flush: cuts the log back to what is durable and fails
-    // every batch after it, so no later batch follows unflushed bytes.
+    // every batch after it, so no later batch follows unflushed bytes. With
+    // the write mutex held.
     void recover_from_failed_sync();
-    // Switches the writer to a new segment (or the one found at start);
-    // returns 0, or the errno that kept the segment from being made whole,
-    // in which case the writer stays on the segment it had.
+    // Switches writes to a new segment (or the one found at start); returns
+    // 0, or the errno that kept the segment from being made whole, in which
+    // case writes stay on the segment they had.
     int open_segment(std::uint64_t first_sequence);
     std::filesystem::path segment_path(std::uint64_t first_sequence) const;
 
@@ -127,6 +141,10 @@ private:
     std::map<std::uint64_t, coverage> _segments;
     std::map<std::uint32_t, std::uint64_t> _released;
     std::uint64_t _open_segment = 0;
+    // Held from taking the queue to counting the flush in flight: batches go
+    // to the log in queue order, and no flush starts on a segment being cut
+    // back or closed.
+    std::mutex _write_mutex;
     int _fd = -1;
     std::uint64_t _segment_size = 0;
     std::uint64_t _next_sequence = 1;  // records written since the log began
@@ -135,20 +153,16 @@ private:
     std::condition_variable _wake;
     std::vector<entry> _queue;
     bool _stopping = false;
-    bool _flush_failed = false;  // a sync thread asks the writer to recover
-    std::thread _writer;
 
-    // Log positions count bytes written by this process; the writer moves
-    // _written, a sync thread _durable once its flush returns.
+    // Log positions count bytes written by this process; a write moves
+    // _written, a flush _durable once it returns.
     std::mutex _sync_mutex;
-    std::condition_variable _sync_wake;  // sync threads: bytes to flush
-    std::condition_variable _synced;     // the writer: a flush finished
+    std::condition_variable _synced;  // a segment switch or a recovery: a flush finished
     std::deque<written_batch> _written;
     std::uint64_t _written_pos = 0;
-    std::uint64_t _sync_started_pos = 0;
     std::uint64_t _durable_pos = 0;
     unsigned _syncs_in_flight = 0;
-    // Each sync thread flushes through a descriptor of its own on the open
+    // Each thread flushes through a descriptor of its own on the open
     // segment, opened before anything is written there (a new segment, a cut
     // after a failed flush) and replaced only while no flush is in flight.
     // Linux reports a writeback error once per open file: through a shared
@@ -156,9 +170,8 @@ private:
     // for the very pages it lost, and a descriptor opened after the error
     // would not hear of it.
     std::vector<int> _sync_fds;
-    int _sync_failure = 0;  // errno of a failed flush, until the writer recovers
-    bool _syncers_stopping = false;
-    std::vector<std::thread> _syncers;
+    int _sync_failure = 0;  // errno of a failed flush, until the log is cut back
+    std::vector<std::thread> _threads;
     std::mutex _deliver_mutex;  // one deliverer at a time keeps log order
 };
 

@@ -81,13 +81,13 @@ bool eventually(Predicate done) {
     return true;
 }
 
-// Holds the flushes of WAL segments in the faulty calls' hook, in order of
-// arrival, until the test lets them go.
+// Holds calls on WAL segments in the faulty calls' hook, in order of arrival
+// per kind of call (flushes unless told otherwise), until the test lets them go.
 class flush_gate {
 public:
     explicit flush_gate(faulty_file_io& io) : _io(io) {
         _io.set_hook([this](file_op op, const std::string& path) {
-            if (op == file_op::sync && path.ends_with(".wal")) pass();
+            if (path.ends_with(".wal")) pass(op);
         });
     }
     ~flush_gate() {
@@ -95,43 +95,49 @@ public:
         _io.set_hook({});
     }
 
-    void hold() {
+    void hold(file_op op = file_op::sync) {
         std::lock_guard lock(_mutex);
-        _holding = true;
+        _lanes[op].holding = true;
     }
-    // Whether `count` flushes arrived at the gate (within ten seconds).
-    bool wait_arrivals(int count) {
+    // Whether `count` calls arrived at the gate (within ten seconds).
+    bool wait_arrivals(int count, file_op op = file_op::sync) {
         std::unique_lock lock(_mutex);
-        return _changed.wait_for(lock, std::chrono::seconds(10), [&] { return _arrived >= count; });
+        return _changed.wait_for(lock, std::chrono::seconds(10),
+                                 [&] { return _lanes[op].arrived >= count; });
     }
     // Lets the first `count` arrivals through.
-    void release(int count) {
+    void release(int count, file_op op = file_op::sync) {
         std::lock_guard lock(_mutex);
-        _released = count;
+        _lanes[op].released = count;
         _changed.notify_all();
     }
-    // Lets every flush through, now and later.
+    // Lets every call through, now and later.
     void open() {
         std::lock_guard lock(_mutex);
-        _holding = false;
+        for (auto& [op, calls] : _lanes) calls.holding = false;
         _changed.notify_all();
     }
 
 private:
-    void pass() {
+    struct lane {
+        bool holding = false;
+        int arrived = 0;
+        int released = 0;
+    };
+
+    void pass(file_op op) {
         std::unique_lock lock(_mutex);
-        if (!_holding) return;
-        const int ticket = ++_arrived;
+        lane& l = _lanes[op];
+        if (!l.holding) return;
+        const int ticket = ++l.arrived;
         _changed.notify_all();
-        _changed.wait(lock, [&] { return !_holding || _released >= ticket; });
+        _changed.wait(lock, [&] { return !l.holding || l.released >= ticket; });
     }
 
     faulty_file_io& _io;
     std::mutex _mutex;
     std::condition_variable _changed;
-    bool _holding = false;
-    int _arrived = 0;
-    int _released = 0;
+    std::map<file_op, lane> _lanes;
 };
 
 // A WAL in a fresh <dir>/wal on faulty calls, and a sink for group 0.
@@ -230,6 +236,61 @@ TEST_F(WalFaults, AFlushBesideAFailedOneDoesNotAcknowledgeWhatItLost) {
     EXPECT_EQ(sink.wait(3), error_code::wal_disk_pressure);
     EXPECT_EQ(write(4), std::nullopt);
     EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 4}));
+}
+
+// A batch written while a flush fails (its thread holding the write mutex)
+// lands after the lost pages: it is cut back and refused with them.
+TEST_F(WalFaults, ABatchWrittenWhileAFlushFailsIsRefusedWithIt) {
+    flush_gate gate(io);
+    open();
+    ASSERT_EQ(write(1), std::nullopt);
+    gate.hold();
+    wal->submit(0, 2, payload(2), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(1));
+    gate.hold(file_op::write);
+    wal->submit(0, 3, payload(3), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(1, file_op::write));
+    io.inject(file_op::sync, ".wal", fault::fail(EIO));
+    gate.release(1);
+    ASSERT_TRUE(eventually([&] { return io.fired() == 1; }));
+    // Most likely the failed flush's thread now waits to cut the log back.
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    gate.open();
+    EXPECT_EQ(sink.wait(2), error_code::wal_disk_pressure);
+    EXPECT_EQ(sink.wait(3), error_code::wal_disk_pressure);
+    EXPECT_EQ(write(4), std::nullopt);
+    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 4}));
+}
+
+// A batch that needs a new segment waits, holding the write mutex, for the
+// flush in flight on the open one; if that flush fails, the batch cuts the
+// log back itself and goes to the new segment.
+TEST_F(WalFaults, ASegmentSwitchWaitsForTheFlushInFlight) {
+    for (const bool fails : {false, true}) {
+        SCOPED_TRACE(fails ? "the flush fails" : "the flush succeeds");
+        faulty_wal w;
+        flush_gate gate(w.io);
+        w.open(300);  // records of 128 bytes: two fit in a segment, not three
+        ASSERT_EQ(w.write(1), std::nullopt);
+        gate.hold();
+        w.wal->submit(0, 2, payload(2), &w.sink);
+        ASSERT_TRUE(gate.wait_arrivals(1));
+        w.wal->submit(0, 3, payload(3), &w.sink);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const auto segments = [&] {
+            return std::distance(fs::directory_iterator(w.wal_dir()), fs::directory_iterator());
+        };
+        EXPECT_EQ(segments(), 1) << "no switch while the open segment has a flush in flight";
+        if (fails) w.io.inject(file_op::sync, ".wal", fault::fail(EIO));
+        gate.open();
+        EXPECT_EQ(w.sink.wait(2),
+                  fails ? std::optional(error_code::wal_disk_pressure) : std::nullopt);
+        EXPECT_EQ(w.sink.wait(3), std::nullopt);
+        EXPECT_EQ(w.write(4), std::nullopt);
+        EXPECT_EQ(segments(), 2);
+        EXPECT_EQ(w.crash_and_recover(), fails ? (std::vector<std::uint64_t>{1, 3, 4})
+                                               : (std::vector<std::uint64_t>{1, 2, 3, 4}));
+    }
 }
 
 TEST_F(WalFaults, ATornTailLeftByAPowerCutIsCutOnReopen) {

@@ -30,7 +30,7 @@ struct temp_dir {
     static inline std::atomic<int> counter{0};
 };
 
-// Collects durable notifications from the writer thread.
+// Collects durable notifications from the WAL threads.
 class recording_sink : public wal_sink {
 public:
     void on_written(std::uint64_t index, const status& st) override {
