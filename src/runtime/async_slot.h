@@ -2,35 +2,48 @@
 // One value handed from another executor (a group's strand) to a waiting
 // coroutine on its own executor.
 //
-// Why not async_initiate with use_awaitable: GCC 12 miscompiles a capturing
-// lambda built in the same expression as a co_await (it frees the captures
-// twice; asio issues #1007 and #858). Work is therefore posted by plain code,
-// and coroutines only await a timer, whose initiation captures nothing.
+//   auto slot = std::make_shared<async_slot<T>>(co_await this_coro::executor);
+//   post_work(..., slot->completion());      // or a copy of `slot` that delivers
+//   T value = co_await take(std::move(slot));
+//
+// The waiting coroutine is resumed by one post to its executor, with no
+// timer: an append waits on one of these. While it waits, only the
+// delivering side owns the slot; the coroutine does not. A slot whose
+// deliverers are all gone without delivering (work dropped at shutdown)
+// then frees the parked coroutine with it instead of keeping both alive.
+//
+// Why work is posted by plain code and not from inside the co_await: GCC 12
+// miscompiles a capturing lambda built in the same expression as a co_await
+// (it frees the captures twice; asio issues #1007 and #858). The initiation
+// below is a named type, built before the co_await.
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <utility>
+
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <memory>
-#include <optional>
+
+#include "base/unique_function.h"
 
 namespace dstream::runtime {
 
 template <typename T>
 class async_slot : public std::enable_shared_from_this<async_slot<T>> {
 public:
-    explicit async_slot(boost::asio::any_io_executor executor)
-        : _timer(std::move(executor), std::chrono::steady_clock::time_point::max()) {}
+    explicit async_slot(boost::asio::any_io_executor executor) : _executor(std::move(executor)) {}
 
     // Any thread, once.
     void deliver(T value) {
-        boost::asio::post(_timer.get_executor(),
-                          [self = this->shared_from_this(), v = std::move(value)]() mutable {
-                              self->_value = std::move(v);
-                              self->_timer.cancel();
-                          });
+        std::unique_lock lock(_mutex);
+        if (!_waiter) {
+            _value = std::move(value);
+            return;
+        }
+        resume(lock, std::move(value));
     }
 
     // A callback that delivers its argument here, for APIs that answer
@@ -39,18 +52,54 @@ public:
         return [self = this->shared_from_this()](T value) { self->deliver(std::move(value)); };
     }
 
-    // On the slot's executor.
-    boost::asio::awaitable<T> take() {
-        while (!_value) {
-            boost::system::error_code ec;
-            co_await _timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-        }
-        co_return std::move(*_value);
+    // On the slot's executor, once; gives the caller's reference away.
+    static boost::asio::awaitable<T> take(std::shared_ptr<async_slot> slot) {
+        park initiation{std::move(slot)};
+        co_return co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&,
+                                                       void(T)>(std::move(initiation),
+                                                                boost::asio::use_awaitable);
     }
 
 private:
-    boost::asio::steady_timer _timer;
+    // Parks the coroutine's handler in the slot, or resumes it at once with a
+    // value delivered before it got here. It drops its reference to the slot
+    // either way, so that the suspended coroutine holds none.
+    struct park {
+        std::shared_ptr<async_slot> slot;
+
+        template <typename Handler>
+        void operator()(Handler&& handler) {
+            const std::shared_ptr<async_slot> s = std::move(slot);
+            std::unique_lock lock(s->_mutex);
+            s->_waiter = [h = std::forward<Handler>(handler)](T value) mutable {
+                std::move(h)(std::move(value));
+            };
+            if (s->_value) {
+                T value = std::move(*s->_value);
+                s->_value.reset();
+                s->resume(lock, std::move(value));
+            }
+        }
+    };
+
+    void resume(std::unique_lock<std::mutex>& lock, T value) {
+        unique_function<void(T)> waiter = std::move(_waiter);
+        lock.unlock();
+        boost::asio::post(_executor, [waiter = std::move(waiter), v = std::move(value)]() mutable {
+            waiter(std::move(v));
+        });
+    }
+
+    boost::asio::any_io_executor _executor;
+    std::mutex _mutex;
     std::optional<T> _value;
+    unique_function<void(T)> _waiter;
 };
+
+// Awaits what `slot` is given (see above); the slot is no longer the caller's.
+template <typename T>
+boost::asio::awaitable<T> take(std::shared_ptr<async_slot<T>> slot) {
+    return async_slot<T>::take(std::move(slot));
+}
 
 }  // namespace dstream::runtime

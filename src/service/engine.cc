@@ -231,7 +231,7 @@ asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
     const std::string deleted =
         _uploads && std::holds_alternative<state::delete_stream>(body) ? *key : std::string();
     post_proposal(g, std::move(body), slot->completion());
-    state::apply_result r = co_await slot->take();
+    state::apply_result r = co_await runtime::take(std::move(slot));
     if (!deleted.empty() && r.kind == state::write_kind::deleted)
         _uploads->stream_deleted(deleted, *r.incarnation);
     co_return r;
@@ -242,7 +242,7 @@ asio::awaitable<read_plan> engine::read_group(const read_request& request,
     auto slot =
         std::make_shared<runtime::async_slot<read_plan>>(co_await asio::this_coro::executor);
     post_read(group_for(request.key), request, as_source_of, slot);
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
@@ -297,7 +297,7 @@ asio::awaitable<std::optional<state::apply_result>> engine::answer_before_body(
     auto slot = std::make_shared<runtime::async_slot<answer>>(co_await asio::this_coro::executor);
     group& g = group_for(headers.key);
     asio::post(g.strand(), [&g, headers, slot] { slot->deliver(g.answer_before_body(headers)); });
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 namespace {
@@ -334,7 +334,7 @@ asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std
                        slot->deliver(std::move(view));
                    });
     });
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
@@ -356,7 +356,7 @@ asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
                        slot->deliver(std::move(view));
                    });
     });
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 asio::awaitable<std::shared_ptr<const live_update>> engine::wait(
@@ -450,7 +450,7 @@ asio::awaitable<part_admission> engine::admit_part(
     auto slot =
         std::make_shared<runtime::async_slot<part_admission>>(co_await asio::this_coro::executor);
     _uploads->admit(key, target.incarnation, declared_bytes, slot->completion());
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 asio::awaitable<parts_answer> engine::stage_part(const std::string& key,
@@ -470,7 +470,7 @@ asio::awaitable<parts_answer> engine::stage_part(const std::string& key,
         std::make_shared<runtime::async_slot<parts_answer>>(co_await asio::this_coro::executor);
     _uploads->stage(key, target.incarnation, std::move(body), std::move(upload),
                     slot->completion());
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 asio::awaitable<parts_answer> engine::discard_parts(
@@ -481,7 +481,7 @@ asio::awaitable<parts_answer> engine::discard_parts(
     auto slot =
         std::make_shared<runtime::async_slot<parts_answer>>(co_await asio::this_coro::executor);
     _uploads->discard(key, target.incarnation, slot->completion());
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& commit) {
@@ -508,7 +508,7 @@ asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& co
     auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
         co_await asio::this_coro::executor);
     _uploads->commit(commit, target.incarnation, slot->completion());
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 }  // namespace dstream::service

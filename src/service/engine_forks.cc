@@ -39,7 +39,7 @@ asio::awaitable<result<fork_source_view>> engine::fork_source(const std::string&
     auto slot = std::make_shared<runtime::async_slot<answer>>(co_await asio::this_coro::executor);
     group& g = group_for(key);
     asio::post(g.strand(), [&g, key, slot] { slot->deliver(g.fork_source(key)); });
-    co_return co_await slot->take();
+    co_return co_await runtime::take(std::move(slot));
 }
 
 asio::awaitable<result<std::uint64_t>> engine::resolve_sub_offset(const fork_request& fork,
