@@ -3,7 +3,6 @@
 #include <chrono>
 #include <filesystem>
 #include <malloc.h>
-#include <sys/resource.h>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -13,6 +12,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include "base/version.h"
 #include "cli/client/client_commands.h"
@@ -54,7 +54,8 @@ void sweep_orphan_objects(storage::object_store& store, service::engine& engine)
             if (!referenced.contains(object.key) && store.remove(object.key)) ++removed;
         }
     }
-    spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(), removed);
+    spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(),
+                 removed);
     engine.sweep_staged_parts();
 }
 
@@ -117,12 +118,14 @@ int run_serve(const cli::serve_options& opts) {
         cold.store = store.get();
         cold.cache = &cache.emplace(opts.chunk_cache_bytes);
         cold.io = io_pool.get_executor();
-        cold.group_hot_budget = std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
+        cold.group_hot_budget =
+            std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
         cold.staged_part_grace = std::chrono::seconds(opts.staged_part_grace_seconds);
         checkpoints = std::make_unique<log::checkpoint_files>(dir / "checkpoints");
         engine.emplace(io, meta.group_count, cold,
                        service::checkpointing{checkpoints.get(), opts.checkpoint_bytes});
-        wal = std::make_unique<log::node_wal>(log::wal_options{dir / "wal", opts.wal_segment_bytes});
+        wal = std::make_unique<log::node_wal>(
+            log::wal_options{dir / "wal", opts.wal_segment_bytes, opts.wal_sync_threads});
         const std::vector<std::uint64_t> last_index = cli::recover(*engine, *checkpoints, *wal);
         engine->attach_logs([&](std::size_t i, boost::asio::any_io_executor strand) {
             return std::make_unique<log::wal_group_log>(*wal, static_cast<std::uint32_t>(i),

@@ -83,6 +83,11 @@ std::vector<config::setting> serve_settings(serve_options& o) {
                                     "Size at which the write-ahead log starts a new segment file")
                         .preset("small", mib(8))
                         .preset("large", mib(128)));
+    table.push_back(config::integer(
+        "wal_sync_threads", o.wal_sync_threads, 4, 1, 64, unit::count,
+        "fdatasyncs of the write-ahead log in flight at once: more for a disk whose flushes are "
+        "slow (each then covers more writes), fewer for one whose flushes are fast (fewer flushes "
+        "and thread wake-ups per append)"));
     table.push_back(
         config::boolean("access_log", o.access_log, false, "Write one line per request"));
     table.push_back(config::integer(

@@ -49,7 +49,7 @@ test('config print: every setting with its default and where it came from', () =
     const e = effective([]);
     assert.deepEqual(Object.keys(e), [
         'listen', 'data_dir', 'memory', 'threads', 'groups', 'log_level', 'hot_bytes',
-        'chunk_cache_bytes', 'checkpoint_bytes', 'wal_segment_bytes', 'access_log',
+        'chunk_cache_bytes', 'checkpoint_bytes', 'wal_segment_bytes', 'wal_sync_threads', 'access_log',
         'shutdown_timeout_seconds', 'staged_part_grace_seconds', 'ingress_body_bytes',
         'max_live_reads', 'max_live_reads_per_stream', 'client_read_bytes_per_second', 'idle_timeout',
         'body_timeout',
