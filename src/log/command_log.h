@@ -20,7 +20,8 @@ public:
     // Appends an encoded command and returns its index (1, 2, ...).
     virtual std::uint64_t append(std::string record) = 0;
     virtual void on_durable(durable_handler handler) = 0;
-    // Every entry up to `index` is covered by a checkpoint: the log may drop them.
+    // Every entry up to `index` is covered by a checkpoint: the log may drop
+    // them. Any thread; it may delete files, so not one that serves requests.
     virtual void release(std::uint64_t /*index*/) {}
 };
 
