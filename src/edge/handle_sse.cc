@@ -151,16 +151,22 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         // as at the end of the connection's lifetime.
         if (current.reached_closed_tail() || ex.service().live_reads_ended()) break;
         if (current.up_to_date() && std::chrono::steady_clock::now() >= end_of_life) break;
-        read_params again = *params;
-        again.if_incarnation = incarnation;
-        const bool wait = current.up_to_date();
-        const service::read_request next = make_read_request(
-            ex, again, protocol::read_start{protocol::read_start::kind::position, current.next});
+        // The read that follows `current` (which `update` may hold: its end
+        // is kept before `update` moves on); a reader that keeps up with its
+        // subscription needs none.
+        const std::uint64_t read_from = current.next;
+        const auto next_read = [&] {
+            read_params again = *params;
+            again.if_incarnation = incarnation;
+            return make_read_request(
+                ex, again, protocol::read_start{protocol::read_start::kind::position, read_from});
+        };
         std::shared_ptr<const service::live_update> woken;
-        if (wait) {
+        if (current.up_to_date()) {
             if (!following) {
                 const boost::asio::any_io_executor reader =
                     co_await boost::asio::this_coro::executor;
+                const service::read_request next = next_read();
                 following = ex.service().follow(next, reader);
             }
             woken = co_await following->next(end_of_life);
@@ -168,6 +174,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         }
         update = std::move(woken);
         if (!update) {
+            const service::read_request next = next_read();
             view = co_await ex.service().read(next);
             if (!view.refusal && text_events) end_on_character(view);
         }
