@@ -63,6 +63,16 @@ bool append_decoded(std::string_view in, bool plus_is_space, std::string& out) {
     return true;
 }
 
+// Whether every percent-escape in `in` is whole, without decoding it.
+bool escapes_are_whole(std::string_view in) {
+    for (auto at = in.find('%'); at != std::string_view::npos; at = in.find('%', at + 3)) {
+        if (at + 2 >= in.size() || hex_value(in[at + 1]) < 0 || hex_value(in[at + 2]) < 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 error malformed_escape() {
     return make_error(error_code::invalid_request, "malformed percent-escape");
 }
@@ -120,10 +130,7 @@ result<route> resolve_route(std::string_view path) {
     // decoded (an escaped '/' stays inside its segment). Every escape is
     // checked first, so a malformed one anywhere is the error reported.
     const std::string_view raw = path.substr(1);
-    std::string scratch;
-    if (raw.find('%') != std::string_view::npos && !append_decoded(raw, false, scratch)) {
-        return malformed_escape();
-    }
+    if (!escapes_are_whole(raw)) return malformed_escape();
     const auto first_slash = raw.find('/');
     const std::string_view raw_bucket = raw.substr(0, first_slash);
     append_decoded(raw_bucket, false, r.key);

@@ -57,6 +57,9 @@ asio::awaitable<boost::system::error_code> read_into_parser(connection_stream& s
                                                             request_parser& parser,
                                                             parser_goal goal) {
     constexpr std::size_t read_chunk = 64 * 1024;
+    // The head alone first (the early answers look at it before any body
+    // byte is taken); a body as far as each put can go.
+    if (goal == parser_goal::message) parser.eager(true);
     boost::system::error_code ec;
     const auto reached = [&] {
         return goal == parser_goal::head ? parser.is_header_done() : parser.is_done();
@@ -327,7 +330,6 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     if (early == early_answer::body_follows) {
         // Read the body the client is sending, and drop it.
         stream.expires_after(_options.body_timeout);
-        parser.eager(true);
         ec = co_await read_into_parser(stream, conn.buffer, parser, parser_goal::message);
         co_return !ec && parser.get().keep_alive();
     }
@@ -347,7 +349,6 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
         co_await http::async_write(stream, cont, asio::use_awaitable);
     }
     stream.expires_after(_options.body_timeout);
-    parser.eager(true);
     ec = co_await read_into_parser(stream, conn.buffer, parser, parser_goal::message);
     if (ec == http::error::body_limit) {
         co_await send_early_error(stream, _options, summary,

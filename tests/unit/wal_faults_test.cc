@@ -166,7 +166,23 @@ struct faulty_wal {
     std::optional<node_wal> wal;
 };
 
-class WalFaults : public ::testing::Test, protected faulty_wal {};
+class WalFaults : public ::testing::Test, protected faulty_wal {
+protected:
+    // Records 2 and 3 are submitted and held at `gate`, 2's flush first in
+    // line: that flush fails, `pause` passes, the gate opens. Both are
+    // refused, and the log goes on with record 4.
+    void fail_first_held_flush(flush_gate& gate, std::chrono::milliseconds pause) {
+        io.inject(file_op::sync, ".wal", fault::fail(EIO));
+        gate.release(1);
+        ASSERT_TRUE(eventually([&] { return io.fired() == 1; }));
+        std::this_thread::sleep_for(pause);
+        gate.open();
+        EXPECT_EQ(sink.wait(2), error_code::wal_disk_pressure);
+        EXPECT_EQ(sink.wait(3), error_code::wal_disk_pressure);
+        EXPECT_EQ(write(4), std::nullopt);
+        EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 4}));
+    }
+};
 
 struct write_fault_case {
     const char* name;
@@ -228,14 +244,7 @@ TEST_F(WalFaults, AFlushBesideAFailedOneDoesNotAcknowledgeWhatItLost) {
     ASSERT_TRUE(gate.wait_arrivals(1));
     wal->submit(0, 3, payload(3), &sink);
     ASSERT_TRUE(gate.wait_arrivals(2));
-    io.inject(file_op::sync, ".wal", fault::fail(EIO));
-    gate.release(1);
-    ASSERT_TRUE(eventually([&] { return io.fired() == 1; }));
-    gate.open();
-    EXPECT_EQ(sink.wait(2), error_code::wal_disk_pressure);
-    EXPECT_EQ(sink.wait(3), error_code::wal_disk_pressure);
-    EXPECT_EQ(write(4), std::nullopt);
-    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 4}));
+    fail_first_held_flush(gate, std::chrono::milliseconds(0));
 }
 
 // A batch written while a flush fails (its thread holding the write mutex)
@@ -250,16 +259,9 @@ TEST_F(WalFaults, ABatchWrittenWhileAFlushFailsIsRefusedWithIt) {
     gate.hold(file_op::write);
     wal->submit(0, 3, payload(3), &sink);
     ASSERT_TRUE(gate.wait_arrivals(1, file_op::write));
-    io.inject(file_op::sync, ".wal", fault::fail(EIO));
-    gate.release(1);
-    ASSERT_TRUE(eventually([&] { return io.fired() == 1; }));
-    // Most likely the failed flush's thread now waits to cut the log back.
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    gate.open();
-    EXPECT_EQ(sink.wait(2), error_code::wal_disk_pressure);
-    EXPECT_EQ(sink.wait(3), error_code::wal_disk_pressure);
-    EXPECT_EQ(write(4), std::nullopt);
-    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 4}));
+    // The pause: most likely the failed flush's thread then waits to cut
+    // the log back while record 3's write is held.
+    fail_first_held_flush(gate, std::chrono::milliseconds(10));
 }
 
 // A batch that needs a new segment waits, holding the write mutex, for the
