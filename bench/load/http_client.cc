@@ -239,15 +239,50 @@ void http_connection::on_write(const error_code& ec) {
     if (captured_.size() != capture_fields.size()) captured_.resize(capture_fields.size());
     for (auto& v : captured_) v.clear();
     parser_.emplace(body_capture_, capture_limit, capture_fields, captured_, sink);
-    http::async_read(sock_, buffer_, *parser_,
-                     [this](const error_code& rec, std::size_t) { on_read(rec); });
+    parser_->eager(true);
+    parse_buffered();
 }
 
-void http_connection::on_read(const error_code& ec) {
-    if (ec) {
-        finish(ec);
+void http_connection::parse_buffered() {
+    while (buffer_.size() > 0 && !parser_->is_done()) {
+        error_code ec;
+        const std::size_t used = parser_->put(buffer_.data(), ec);
+        buffer_.consume(used);
+        if (ec == http::error::need_more) break;
+        if (ec) {
+            finish(ec);
+            return;
+        }
+    }
+    if (parser_->is_done()) {
+        on_read();
         return;
     }
+    // Reads grow while they fill the space offered: a long body then comes
+    // in few large reads (each read is a system call and, on loopback, the
+    // sender's ACK processing too); short answers keep a small buffer.
+    const std::size_t want = read_bytes_;
+    sock_.async_read_some(buffer_.prepare(want), [this, want](error_code ec, std::size_t n) {
+        buffer_.commit(n);
+        if (n == want) read_bytes_ = std::min(read_bytes_ * 2, max_read_bytes);
+        if (ec == asio::error::eof) {
+            // A body that ends with the connection is whole at EOF.
+            ec = {};
+            parser_->put_eof(ec);
+            if (!ec && parser_->is_done()) {
+                on_read();
+                return;
+            }
+        }
+        if (ec) {
+            finish(ec);
+            return;
+        }
+        parse_buffered();
+    });
+}
+
+void http_connection::on_read() {
     resp_.status = parser_->status();
     resp_.keep_alive = parser_->keep_alive();
     resp_.body_bytes = parser_->body_bytes();

@@ -206,14 +206,20 @@ private:
     void start_connect(bool then_write);
     void start_write();
     void on_write(const error_code& ec);
-    void on_read(const error_code& ec);
+    // Feeds the parser what is buffered, reading more until the response is whole.
+    void parse_buffered();
+    void on_read();
     void finish(const error_code& ec);
+
+    static constexpr std::size_t min_read_bytes = 16 * 1024;
+    static constexpr std::size_t max_read_bytes = 1024 * 1024;
 
     asio::io_context& ioc_;
     const target& target_;
     exchange_handler& handler_;
     tcp::socket sock_;
     beast::flat_buffer buffer_;
+    std::size_t read_bytes_ = min_read_bytes;  // the next read's size
     std::string head_;
     std::string_view body_;
     std::optional<response_parser> parser_;
