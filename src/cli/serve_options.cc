@@ -85,9 +85,9 @@ std::vector<config::setting> serve_settings(serve_options& o) {
                         .preset("large", mib(128)));
     table.push_back(config::integer(
         "wal_sync_threads", o.wal_sync_threads, 4, 1, 64, unit::count,
-        "fdatasyncs of the write-ahead log in flight at once: more for a disk whose flushes are "
-        "slow (each then covers more writes), fewer for one whose flushes are fast (fewer flushes "
-        "and thread wake-ups per append)"));
+        "Most fdatasyncs of the write-ahead log in flight at once. Another starts only once the "
+        "newest has run 1 ms, so a fast disk gets one flush at a time (each covering more "
+        "writes) and a slow one overlapping flushes"));
     table.push_back(
         config::boolean("access_log", o.access_log, false, "Write one line per request"));
     table.push_back(config::integer(

@@ -293,7 +293,12 @@ void node_wal::stop() {
         if (_stopping) return;
         _stopping = true;
     }
+    {
+        std::lock_guard lock(_sync_mutex);
+        _flush_turns_over = true;
+    }
     _wake.notify_all();
+    _stagger_wait.notify_all();
     for (auto& t : _threads) t.join();
     _threads.clear();
 }
@@ -444,9 +449,20 @@ void node_wal::commit_loop(std::size_t slot) {
             _wake.wait(lock, [this] { return !_queue.empty() || _stopping; });
             if (_queue.empty()) return;  // stopping, and every record taken
         }
+        wait_for_flush_turn();
         if (const auto due = write_queued(batch, slot)) flush(*due);
         batch.clear();
         deliver_durable();
+    }
+}
+
+void node_wal::wait_for_flush_turn() {
+    std::unique_lock lock(_sync_mutex);
+    while (_syncs_in_flight > 0 && !_flush_turns_over) {
+        const auto turn = _newest_flush_start + _options.flush_stagger;
+        if (std::chrono::steady_clock::now() >= turn) return;
+        // Not woken when the flush ends: its own thread takes the queue then.
+        _stagger_wait.wait_until(lock, turn);
     }
 }
 
@@ -504,6 +520,7 @@ std::optional<node_wal::flush_due> node_wal::write_queued(std::vector<entry>& ba
     // the thread whose flush failed makes it once this one lets go.
     if (!wrote || _sync_failure != 0) return std::nullopt;
     ++_syncs_in_flight;
+    _newest_flush_start = std::chrono::steady_clock::now();
     return flush_due{_sync_fds[slot], _written_pos};
 }
 

@@ -105,6 +105,10 @@ public:
         return _changed.wait_for(lock, std::chrono::seconds(10),
                                  [&] { return _lanes[op].arrived >= count; });
     }
+    int arrivals(file_op op = file_op::sync) {
+        std::lock_guard lock(_mutex);
+        return _lanes[op].arrived;
+    }
     // Lets the first `count` arrivals through.
     void release(int count, file_op op = file_op::sync) {
         std::lock_guard lock(_mutex);
@@ -142,8 +146,9 @@ private:
 
 // A WAL in a fresh <dir>/wal on faulty calls, and a sink for group 0.
 struct faulty_wal {
-    void open(std::uint64_t segment_bytes = 32u << 20) {
-        wal.emplace(wal_options{wal_dir(), segment_bytes, 4}, io);
+    void open(std::uint64_t segment_bytes = 32u << 20,
+              std::chrono::microseconds flush_stagger = std::chrono::milliseconds(1)) {
+        wal.emplace(wal_options{wal_dir(), segment_bytes, 4, flush_stagger}, io);
         (void)wal->recover([](std::uint32_t, std::uint64_t, std::string_view) {});
         wal->start();
     }
@@ -293,6 +298,47 @@ TEST_F(WalFaults, ASegmentSwitchWaitsForTheFlushInFlight) {
         EXPECT_EQ(w.crash_and_recover(), fails ? (std::vector<std::uint64_t>{1, 3, 4})
                                                : (std::vector<std::uint64_t>{1, 2, 3, 4}));
     }
+}
+
+// On a fast disk one flush at a time covers more records: records queued
+// behind a young flush wait for it, and its thread flushes them next.
+TEST_F(WalFaults, RecordsBehindAYoungFlushWaitForItsThread) {
+    flush_gate gate(io);
+    open(32u << 20, std::chrono::seconds(30));
+    ASSERT_EQ(write(1), std::nullopt);
+    gate.hold();
+    wal->submit(0, 2, payload(2), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(1));
+    wal->submit(0, 3, payload(3), &sink);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(gate.arrivals(), 1) << "no second flush beside a young one";
+    gate.release(1);
+    ASSERT_TRUE(gate.wait_arrivals(2)) << "record 3 is flushed once record 2's flush ends";
+    gate.open();
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(sink.wait(2), std::nullopt);
+    EXPECT_EQ(sink.wait(3), std::nullopt);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 2, 3}));
+}
+
+// On a slow disk flushes still overlap: once the flush in flight is older
+// than the stagger, another starts for the records queued behind it.
+TEST_F(WalFaults, AFlushOlderThanTheStaggerGetsAnotherBesideIt) {
+    flush_gate gate(io);
+    open(32u << 20, std::chrono::milliseconds(100));
+    ASSERT_EQ(write(1), std::nullopt);
+    gate.hold();
+    wal->submit(0, 2, payload(2), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(1));
+    const auto held = std::chrono::steady_clock::now();
+    wal->submit(0, 3, payload(3), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(2)) << "a second flush while the first is held";
+    EXPECT_GE(std::chrono::steady_clock::now() - held, std::chrono::milliseconds(90));
+    gate.open();
+    EXPECT_EQ(sink.wait(2), std::nullopt);
+    EXPECT_EQ(sink.wait(3), std::nullopt);
+    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 2, 3}));
 }
 
 TEST_F(WalFaults, ATornTailLeftByAPowerCutIsCutOnReopen) {
