@@ -85,6 +85,11 @@ public:
     boost::asio::awaitable<void> pay_read_quota(std::uint64_t bytes);
     boost::asio::awaitable<void> send_slices(response& res,
                                              const std::vector<storage::byte_slice>& slices);
+    // The same, with `files` (chunk files) sent first, straight from the
+    // page cache with sendfile.
+    boost::asio::awaitable<void> send_files_and_slices(
+        response& res, const std::vector<storage::file_slice>& files,
+        const std::vector<storage::byte_slice>& slices);
 
     // Chunked streaming (SSE).
     boost::asio::awaitable<void> begin_stream(response& res);
@@ -107,6 +112,9 @@ private:
     // Writes `buffers` whole; an error means the client is gone.
     boost::asio::awaitable<boost::system::error_code> write(
         std::span<const boost::asio::const_buffer> buffers, write_deadline deadline);
+    boost::asio::awaitable<boost::system::error_code> write_file(const storage::file_slice& file);
+    // Sets the answer's length and keep-alive, counts it, and serializes its head.
+    std::string body_head(response& res, std::uint64_t body_bytes);
 
     // Counts what was sent, once the head is on its way.
     void sent(http::status status, std::uint64_t body_bytes);

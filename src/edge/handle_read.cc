@@ -26,7 +26,7 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
     res.set(http::field::content_type, read_content_type(view, rep));
     add_stream_position_headers(res, view);
     const bool at_now = p.start.where == protocol::read_start::kind::now && !live;
-    if (at_now || view.data.empty()) {
+    if (at_now || view.next == view.start) {
         res.set(http::field::cache_control, "no-store");
     } else {
         res.set(http::field::cache_control, "public, max-age=60, stale-while-revalidate=300");
@@ -48,7 +48,7 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
         res.body() = render_json_array(view.data);
         co_await ex.send(res);
     } else {
-        co_await ex.send_slices(res, view.data);
+        co_await ex.send_files_and_slices(res, view.files, view.data);
     }
 }
 
@@ -108,7 +108,10 @@ boost::asio::awaitable<void> handle_read(exchange& ex) {
         co_await handle_sse(ex);
         co_return;
     }
-    const service::read_request first = make_read_request(ex, *params, params->start);
+    service::read_request first = make_read_request(ex, *params, params->start);
+    // A catch-up read sends the bytes as stored; a long-poll may answer
+    // with the bytes of a shared update instead.
+    first.cold_as_files = params->live == read_params::live_mode::none;
     service::stream_view view = co_await ex.service().read(first);
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);

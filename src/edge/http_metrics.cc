@@ -59,6 +59,9 @@ void http_metrics::collect(metrics::exposition& out) const {
     out.counter("dstream_read_quota_delays_total",
                 "Reads delayed because their client address was past its read quota",
                 read_quota_delays.value());
+    out.counter("dstream_read_bytes_sent_from_files_total",
+                "Read body bytes sent from chunk files with sendfile, not copied through memory",
+                bytes_sent_from_files.value());
     out.family("dstream_read_quota_delay_seconds_total", metric_type::counter,
                "Time those reads waited for the quota, in all");
     out.sample("dstream_read_quota_delay_seconds_total", {},

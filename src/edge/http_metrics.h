@@ -34,6 +34,8 @@ struct http_metrics : metrics::registered<http_metrics> {
     // Reads delayed by their client's read quota, and for how long in all.
     metrics::counter read_quota_delays;
     metrics::counter read_quota_delay_us;
+    // Read body bytes sent from chunk files by sendfile (never copied in).
+    metrics::counter bytes_sent_from_files;
 
     per_kind& of(request_kind kind) { return kinds[static_cast<std::size_t>(kind)]; }
     // One answered request; `status` 0 when the connection ended before an answer.

@@ -43,6 +43,20 @@ void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
     plan.view.data = std::move(slices);
 }
 
+// Leaves the plan's cold pieces in their files, in front of its hot slices;
+// false when the store gives no files (the pieces are then loaded).
+bool open_cold_files(const cold_tier& cold, read_plan& plan) {
+    std::vector<storage::file_slice> files;
+    files.reserve(plan.cold.size());
+    for (const auto& piece : plan.cold) {
+        auto file = cold.store->open_file(piece.object_key);
+        if (!file) return false;
+        files.push_back(storage::file_slice{std::move(file), piece.offset, piece.length});
+    }
+    plan.view.files = std::move(files);
+    return true;
+}
+
 void post_read(group& g, read_request request, std::optional<std::uint64_t> as_source_of,
                std::shared_ptr<runtime::async_slot<read_plan>> slot) {
     asio::post(
@@ -52,10 +66,16 @@ void post_read(group& g, read_request request, std::optional<std::uint64_t> as_s
                 slot->deliver(std::move(plan));
                 return;
             }
-            asio::post(g.cold().io, [cold = g.cold(), plan = std::move(plan), slot]() mutable {
-                load_cold_pieces(cold, plan);
-                slot->deliver(std::move(plan));
-            });
+            // A JSON stream's bytes are rendered, and a fork's are stitched
+            // behind its source's: both need them in memory.
+            const bool as_files = request.cold_as_files && !plan.view.json && !plan.inherited;
+            asio::post(g.cold().io,
+                       [cold = g.cold(), plan = std::move(plan), slot, as_files]() mutable {
+                           if (!as_files || !open_cold_files(cold, plan)) {
+                               load_cold_pieces(cold, plan);
+                           }
+                           slot->deliver(std::move(plan));
+                       });
         });
 }
 

@@ -16,6 +16,7 @@
 #include "state/apply_result.h"
 #include "state/command.h"
 #include "storage/hot_bytes.h"
+#include "storage/object_file.h"
 
 namespace dstream::service {
 
@@ -27,6 +28,9 @@ struct read_request {
     bool whole_messages = false;
     bool renews_ttl = true;  // HEAD does not renew a sliding TTL
     std::optional<std::uint64_t> if_incarnation;
+    // The caller sends the bytes as they are: bytes in cold chunks may stay
+    // in their files (stream_view::files) instead of being loaded.
+    bool cold_as_files = false;
 
     bool operator==(const read_request&) const = default;
 };
@@ -42,6 +46,9 @@ struct stream_view {
     std::uint64_t tail = 0;
     std::uint64_t start = 0;  // first offset returned
     std::uint64_t next = 0;   // offset after the last byte returned
+    // With read_request::cold_as_files, the bytes of [start, next) that lie
+    // in chunk files come first, as files; `data` holds the rest.
+    std::vector<storage::file_slice> files;
     std::vector<storage::byte_slice> data;
 
     // extensions 2.4: the latest snapshot and the earliest retained offset.

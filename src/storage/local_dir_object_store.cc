@@ -111,6 +111,12 @@ status local_dir_object_store::get(const std::string& key, std::uint64_t offset,
     return ok_status();
 }
 
+std::shared_ptr<const object_file> local_dir_object_store::open_file(const std::string& key) {
+    const int fd = _io.open(path_of(key).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    return std::make_shared<const object_file>(_io, fd);
+}
+
 result<std::optional<std::uint64_t>> local_dir_object_store::size(const std::string& key) {
     struct stat st {};
     if (_io.stat(path_of(key).c_str(), &st) != 0) {

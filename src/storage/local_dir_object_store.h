@@ -16,6 +16,7 @@ public:
     result<std::unique_ptr<object_writer>> open_writer(const std::string& key) override;
     status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
                std::string& out) override;
+    std::shared_ptr<const object_file> open_file(const std::string& key) override;
     result<std::optional<std::uint64_t>> size(const std::string& key) override;
     status remove(const std::string& key) override;
     result<std::vector<object_entry>> list(const std::string& prefix) override;

@@ -27,6 +27,10 @@ status metered_object_store::get(const std::string& key, std::uint64_t offset, s
     return metered(_metrics, object_op::get, [&] { return _inner.get(key, offset, length, out); });
 }
 
+std::shared_ptr<const object_file> metered_object_store::open_file(const std::string& key) {
+    return metered(_metrics, object_op::get, [&] { return _inner.open_file(key); });
+}
+
 status metered_object_store::remove(const std::string& key) {
     return metered(_metrics, object_op::remove, [&] { return _inner.remove(key); });
 }

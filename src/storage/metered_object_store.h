@@ -14,6 +14,8 @@ public:
     status put(const std::string& key, std::string_view bytes) override;
     status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
                std::string& out) override;
+    // Counted as a get: it is how the object is read.
+    std::shared_ptr<const object_file> open_file(const std::string& key) override;
     result<std::unique_ptr<object_writer>> open_writer(const std::string& key) override;
     result<std::optional<std::uint64_t>> size(const std::string& key) override;
     status remove(const std::string& key) override;

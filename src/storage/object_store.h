@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "storage/object_file.h"
 
 namespace dstream::storage {
 
@@ -43,6 +44,12 @@ public:
     // Reads `length` bytes from `offset` into `out` (replacing its contents).
     virtual status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
                        std::string& out) = 0;
+    // The object's file, open for reading, for bytes sent without copying
+    // them (object_file.h); null when the store keeps no local files (S3)
+    // or cannot open it: the caller then uses get().
+    virtual std::shared_ptr<const object_file> open_file(const std::string& /*key*/) {
+        return nullptr;
+    }
     // The object's size; nothing when there is no such object.
     virtual result<std::optional<std::uint64_t>> size(const std::string& key) = 0;
     // Removing an absent object succeeds.

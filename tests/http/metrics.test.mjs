@@ -207,12 +207,20 @@ test('metrics: chunk flushes, cold reads and checkpoints move the storage counte
             await sleep(50);
             m = await scrapeCold();
         }
+        // A catch-up read sends cold bytes from the chunk's file.
+        const plain = await fetch(`${url}?offset=-1&max_bytes=65536`);
+        assert.equal(plain.status, 200);
+        assert.deepEqual(Buffer.from(await plain.arrayBuffer()), mib.subarray(0, 65536));
+        m = await scrapeCold();
+        assert.equal(value(m, 'dstream_read_bytes_sent_from_files_total'), 65536);
+        // A long-poll that finds bytes answers from memory, through the chunk cache.
         for (let i = 0; i < 2; i++) {
-            const r = await fetch(`${url}?offset=-1&max_bytes=65536`);
+            const r = await fetch(`${url}?offset=-1&max_bytes=65536&live=long-poll`);
             assert.equal(r.status, 200);
-            await r.arrayBuffer();
+            assert.deepEqual(Buffer.from(await r.arrayBuffer()), mib.subarray(0, 65536));
         }
         m = await scrapeCold();
+        assert.equal(value(m, 'dstream_read_bytes_sent_from_files_total'), 65536);
         assert.ok(value(m, 'dstream_chunk_cache_misses_total') >= 1);
         assert.ok(value(m, 'dstream_chunk_cache_hits_total') >= 1);
         assert.ok(value(m, 'dstream_chunk_cache_bytes') > 0);
