@@ -46,6 +46,14 @@ std::string_view text(beast::string_view s) { return {s.data(), s.size()}; }
 
 enum class parser_goal { head, message };
 
+// The size of the next socket read: room the buffer already has, but at
+// least a few KiB, so that a request of that size (a head and a small body)
+// comes in one read where 512-byte reads took three; at most `limit`.
+std::size_t next_read_size(const beast::flat_buffer& buffer, std::size_t limit) {
+    constexpr std::size_t min_read_bytes = 4096;
+    return std::min(limit, std::max(min_read_bytes, buffer.capacity() - buffer.size()));
+}
+
 // Feeds `parser` what is buffered and reads from the socket only when it
 // needs more, until it holds the head or the whole message. A request whose
 // head and body arrived together takes no socket read here at all, where
@@ -71,9 +79,13 @@ asio::awaitable<boost::system::error_code> read_into_parser(connection_stream& s
             if (ec != http::error::need_more) co_return ec;
             ec = {};
         }
-        const std::size_t n =
-            co_await stream.async_read_some(buffer.prepare(beast::read_size(buffer, read_chunk)),
-                                            asio::redirect_error(asio::use_awaitable, ec));
+        // A large body is read in pieces of up to read_chunk.
+        const std::size_t want =
+            std::max(next_read_size(buffer, read_chunk),
+                     static_cast<std::size_t>(std::min<std::uint64_t>(
+                         parser.content_length_remaining().value_or(0), read_chunk)));
+        const std::size_t n = co_await stream.async_read_some(
+            buffer.prepare(want), asio::redirect_error(asio::use_awaitable, ec));
         buffer.commit(n);
         if (ec == asio::error::eof) {
             if (!parser.got_some()) co_return http::error::end_of_stream;
@@ -102,7 +114,7 @@ asio::awaitable<boost::system::error_code> read_request_head(connection_stream& 
         if (check == request_head_check::too_large) co_return http::error::header_limit;
         if (check == request_head_check::complete) break;
         const std::size_t n = co_await stream.async_read_some(
-            buffer.prepare(beast::read_size(buffer, max_request_head_bytes - buffer.size())),
+            buffer.prepare(next_read_size(buffer, max_request_head_bytes - buffer.size())),
             asio::redirect_error(asio::use_awaitable, ec));
         buffer.commit(n);
         // A peer that stops inside a head sent a partial message, as Beast
@@ -370,6 +382,9 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     // for the access log after a handler moved the body away.
     request& req = parser.get();
     const bool keep_alive = req.keep_alive();
+    // An answer may take long (a live read): with nothing more buffered, the
+    // read buffer's memory goes meanwhile, and the next read takes it again.
+    if (conn.buffer.size() == 0) conn.buffer.shrink_to_fit();
     co_await dispatch(stream, req, _service, _options, summary, part_upload);
     co_return keep_alive;
 }
