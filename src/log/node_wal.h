@@ -7,9 +7,9 @@
 // An idle one wakes for queued records, takes the whole queue, writes it and
 // runs an fdatasync covering every byte written before it began, so up to
 // sync_threads flushes are in flight, each started at least flush_stagger
-// after the one before unless that one has finished. The filesystem and the device merge
-// concurrent flushes, so a record waits about one flush instead of the rest
-// of the running one plus its own. The thread that writes a batch flushes it:
+// after the one before unless that one has finished. The filesystem and the
+// device merge concurrent flushes, so a record waits about one flush instead
+// of the rest of the running one plus its own. The thread that writes a batch flushes it:
 // a batch costs one thread wake, not one to write it and one to flush it.
 // Writes hold a mutex, so the log keeps queue order; flushes overlap.
 // Results go back through wal_sink::on_written, in log order, on a WAL thread.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <unistd.h>
 
 namespace dstream::storage {
 namespace {
@@ -52,6 +53,19 @@ TEST_F(ObjectStore, PutGetSizeRemove) {
     EXPECT_EQ(*store->size("a/b/c"), std::nullopt);
     EXPECT_FALSE(store->get("a/b/c", 0, 1, out));
     EXPECT_TRUE(store->remove("a/b/c")) << "removing an absent object succeeds";
+}
+
+// An object's file, for reads sent from it: its bytes, still readable after
+// the object is removed (the read in flight keeps its descriptor).
+TEST_F(ObjectStore, AnOpenFileReadsTheObjectEvenAfterItsRemoval) {
+    ASSERT_TRUE(store->put("chunks/k", "hello world"));
+    const std::shared_ptr<const object_file> file = store->open_file("chunks/k");
+    ASSERT_NE(file, nullptr);
+    ASSERT_TRUE(store->remove("chunks/k"));
+    char bytes[5] = {};
+    ASSERT_EQ(::pread(file->fd(), bytes, sizeof bytes, 6), 5);
+    EXPECT_EQ(std::string(bytes, sizeof bytes), "world");
+    EXPECT_EQ(store->open_file("chunks/absent"), nullptr);
 }
 
 TEST_F(ObjectStore, AbsentObjectsHaveNoSize) {
