@@ -1,6 +1,7 @@
 // The dstream command: `dstream serve` runs a node, `dstream config` shows its
 // settings, and the client commands talk to a node by stream URL.
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <malloc.h>
 #include <optional>
@@ -75,6 +76,10 @@ rlim_t raise_descriptor_limit() {
 int run_serve(const cli::serve_options& opts) {
     // Before any other thread starts: they all inherit the blocked signals.
     cli::stop_signals signals;
+    // sendfile has no MSG_NOSIGNAL: a client that leaves while a read is sent
+    // from a chunk file would raise SIGPIPE and end the process. Ignored, the
+    // send fails with EPIPE and only that connection ends.
+    std::signal(SIGPIPE, SIG_IGN);
     // Stream blocks are up to 1 MiB: keep them in their own mappings so memory
     // freed by a chunk flush goes back to the system instead of fragmenting
     // the heap (glibc would otherwise raise its mmap threshold as they free).

@@ -3,6 +3,7 @@
 // be the stream's bytes exactly, wherever a read starts and ends.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { startServer } from './lib/server.mjs';
 import { uniq, sleep } from './lib/http.mjs';
 import { parsePrometheus, value } from './lib/prometheus.mjs';
@@ -96,4 +97,27 @@ test('a HEAD or a 304 of a cold range sends no body', async () => {
     const head = await fetch(url, { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal((await head.arrayBuffer()).byteLength, 0);
+});
+
+test('a reader that leaves in the middle of a body sent from files does not stop the server', async () => {
+    const { hostname, port, pathname } = new URL(url);
+    for (let i = 0; i < 4; i++) {
+        await new Promise((resolve, reject) => {
+            const socket = net.connect(Number(port), hostname, () => {
+                socket.write(`GET ${pathname}?offset=-1&max_bytes=${6 * MIB} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+            });
+            socket.once('data', () => {
+                // Gone with most of the body unread, by a reset or a close:
+                // the server's next sends fail (ECONNRESET, then EPIPE).
+                if (i % 2 === 0) socket.resetAndDestroy();
+                else socket.destroy();
+                resolve();
+            });
+            socket.on('error', reject);
+        });
+    }
+    await sleep(200);
+    const r = await fetch(`${url}?offset=-1&max_bytes=16`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(Buffer.from(await r.arrayBuffer()), expected.subarray(0, 16));
 });
