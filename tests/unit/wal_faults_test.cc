@@ -173,6 +173,13 @@ struct faulty_wal {
 
 class WalFaults : public ::testing::Test, protected faulty_wal {
 protected:
+    // Record 1 is written; record 2 is submitted and its flush held at `gate`.
+    void hold_flush_of_record_2(flush_gate& gate) {
+        ASSERT_EQ(write(1), std::nullopt);
+        gate.hold();
+        wal->submit(0, 2, payload(2), &sink);
+        ASSERT_TRUE(gate.wait_arrivals(1));
+    }
     // Records 2 and 3 are submitted and held at `gate`, 2's flush first in
     // line: that flush fails, `pause` passes, the gate opens. Both are
     // refused, and the log goes on with record 4.
@@ -243,10 +250,7 @@ TEST_F(WalFaults, AFailedFlushRefusesWhatItCoveredAndTheLogGoesOn) {
 TEST_F(WalFaults, AFlushBesideAFailedOneDoesNotAcknowledgeWhatItLost) {
     flush_gate gate(io);
     open();
-    ASSERT_EQ(write(1), std::nullopt);
-    gate.hold();
-    wal->submit(0, 2, payload(2), &sink);
-    ASSERT_TRUE(gate.wait_arrivals(1));
+    ASSERT_NO_FATAL_FAILURE(hold_flush_of_record_2(gate));
     wal->submit(0, 3, payload(3), &sink);
     ASSERT_TRUE(gate.wait_arrivals(2));
     fail_first_held_flush(gate, std::chrono::milliseconds(0));
@@ -257,10 +261,7 @@ TEST_F(WalFaults, AFlushBesideAFailedOneDoesNotAcknowledgeWhatItLost) {
 TEST_F(WalFaults, ABatchWrittenWhileAFlushFailsIsRefusedWithIt) {
     flush_gate gate(io);
     open();
-    ASSERT_EQ(write(1), std::nullopt);
-    gate.hold();
-    wal->submit(0, 2, payload(2), &sink);
-    ASSERT_TRUE(gate.wait_arrivals(1));
+    ASSERT_NO_FATAL_FAILURE(hold_flush_of_record_2(gate));
     gate.hold(file_op::write);
     wal->submit(0, 3, payload(3), &sink);
     ASSERT_TRUE(gate.wait_arrivals(1, file_op::write));
@@ -305,10 +306,7 @@ TEST_F(WalFaults, ASegmentSwitchWaitsForTheFlushInFlight) {
 TEST_F(WalFaults, RecordsBehindAYoungFlushWaitForItsThread) {
     flush_gate gate(io);
     open(32u << 20, std::chrono::seconds(30));
-    ASSERT_EQ(write(1), std::nullopt);
-    gate.hold();
-    wal->submit(0, 2, payload(2), &sink);
-    ASSERT_TRUE(gate.wait_arrivals(1));
+    ASSERT_NO_FATAL_FAILURE(hold_flush_of_record_2(gate));
     wal->submit(0, 3, payload(3), &sink);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_EQ(gate.arrivals(), 1) << "no second flush beside a young one";
@@ -327,10 +325,7 @@ TEST_F(WalFaults, RecordsBehindAYoungFlushWaitForItsThread) {
 TEST_F(WalFaults, AFlushOlderThanTheStaggerGetsAnotherBesideIt) {
     flush_gate gate(io);
     open(32u << 20, std::chrono::milliseconds(100));
-    ASSERT_EQ(write(1), std::nullopt);
-    gate.hold();
-    wal->submit(0, 2, payload(2), &sink);
-    ASSERT_TRUE(gate.wait_arrivals(1));
+    ASSERT_NO_FATAL_FAILURE(hold_flush_of_record_2(gate));
     const auto held = std::chrono::steady_clock::now();
     wal->submit(0, 3, payload(3), &sink);
     ASSERT_TRUE(gate.wait_arrivals(2)) << "a second flush while the first is held";
