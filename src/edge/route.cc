@@ -134,10 +134,7 @@ result<route> resolve_route(std::string_view path) {
     const auto first_slash = raw.find('/');
     const std::string_view raw_bucket = raw.substr(0, first_slash);
     append_decoded(raw_bucket, false, r.key);
-    if (r.key.empty()) {
-        r.key.clear();
-        return r;  // kind::none
-    }
+    if (r.key.empty()) return r;  // kind::none
     if (!is_valid_bucket_id(r.key)) {
         return make_error(error_code::invalid_bucket_id, "bucket id must match ^[a-z0-9_-]{4,64}$");
     }
