@@ -17,8 +17,8 @@ public:
     ssize_t write(int fd, const void* data, std::size_t size) override {
         return ::write(fd, data, size);
     }
-    ssize_t writev(int fd, const iovec* iov, int count) override {
-        return ::writev(fd, iov, count);
+    ssize_t pwritev(int fd, const iovec* iov, int count, off_t offset) override {
+        return ::pwritev(fd, iov, count, offset);
     }
     ssize_t pread(int fd, void* data, std::size_t size, off_t offset) override {
         return ::pread(fd, data, size, offset);

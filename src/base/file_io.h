@@ -25,7 +25,7 @@ public:
     virtual int open(const char* path, int flags, mode_t mode = 0) = 0;
     virtual int close(int fd) = 0;
     virtual ssize_t write(int fd, const void* data, std::size_t size) = 0;
-    virtual ssize_t writev(int fd, const iovec* iov, int count) = 0;
+    virtual ssize_t pwritev(int fd, const iovec* iov, int count, off_t offset) = 0;
     virtual ssize_t pread(int fd, void* data, std::size_t size, off_t offset) = 0;
     virtual int fdatasync(int fd) = 0;
     // Also the sync of a directory opened with O_DIRECTORY.

@@ -129,8 +129,9 @@ int run_serve(const cli::serve_options& opts) {
         checkpoints = std::make_unique<log::checkpoint_files>(dir / "checkpoints");
         engine.emplace(io, meta.group_count, cold,
                        service::checkpointing{checkpoints.get(), opts.checkpoint_bytes});
-        wal = std::make_unique<log::node_wal>(
-            log::wal_options{dir / "wal", opts.wal_segment_bytes, opts.wal_sync_threads});
+        log::wal_options wal_options{dir / "wal", opts.wal_segment_bytes, opts.wal_sync_threads};
+        wal_options.preallocate = opts.wal_preallocate;
+        wal = std::make_unique<log::node_wal>(std::move(wal_options));
         const std::vector<std::uint64_t> last_index = cli::recover(*engine, *checkpoints, *wal);
         engine->attach_logs([&](std::size_t i, boost::asio::any_io_executor strand) {
             return std::make_unique<log::wal_group_log>(*wal, static_cast<std::uint32_t>(i),

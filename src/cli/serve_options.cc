@@ -88,6 +88,10 @@ std::vector<config::setting> serve_settings(serve_options& o) {
         "Most fdatasyncs of the write-ahead log in flight at once. Another starts only once the "
         "newest has run 1 ms, so a fast disk gets one flush at a time (each covering more "
         "writes) and a slow one overlapping flushes"));
+    table.push_back(config::boolean(
+        "wal_preallocate", o.wal_preallocate, true,
+        "Prepare each next write-ahead log segment ahead, zero-filled to --wal-segment-bytes, so "
+        "that a flush overwrites allocated blocks instead of growing the file"));
     table.push_back(
         config::boolean("access_log", o.access_log, false, "Write one line per request"));
     table.push_back(config::integer(

@@ -31,6 +31,7 @@ struct serve_options {
     std::uint64_t checkpoint_bytes = 0;
     std::uint64_t wal_segment_bytes = 0;
     unsigned wal_sync_threads = 0;
+    bool wal_preallocate = false;
     bool access_log = false;
     std::uint64_t shutdown_timeout_seconds = 0;
     std::uint64_t staged_part_grace_seconds = 0;

@@ -72,10 +72,12 @@ std::vector<std::pair<std::uint64_t, fs::path>> list_segments(const fs::path& di
     return out;
 }
 
-// Whether any whole, valid record starts after `from`: then the damage at
-// `from` is not a torn tail but corruption in the middle of the log.
-bool valid_record_after(std::string_view data, std::size_t from) {
-    for (std::size_t at = from + 1; at + wal_record_header_bytes <= data.size(); ++at) {
+// Whether any whole, valid record starts after `from` and before `until`:
+// then the damage at `from` is not a torn tail but corruption in the middle
+// of the log. (A record is never all zeros: the checksum of zeros is not 0.)
+bool valid_record_after(std::string_view data, std::size_t from, std::size_t until) {
+    for (std::size_t at = from + 1; at < until && at + wal_record_header_bytes <= data.size();
+         ++at) {
         wal_record r;
         std::size_t used = 0;
         if (decode_wal_record(data.substr(at), r, used) == wal_decode_status::ok) return true;
@@ -127,14 +129,21 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             }
             throw wal_corruption("WAL segment " + path.string() + " has a bad header at offset 0");
         }
+        if (first != _next_sequence && i > 0) {
+            throw wal_corruption("WAL segment " + path.string() + " begins at record " +
+                                 std::to_string(first) + " but the segment before it ends at " +
+                                 std::to_string(_next_sequence));
+        }
         at = wal_magic.size();
         std::uint64_t sequence = first;
-        while (at < data.size()) {
+        // A prepared segment ends in zeros its records have not reached.
+        const std::size_t written_end = data.find_last_not_of('\0') + 1;
+        while (at < written_end) {
             wal_record record;
             std::size_t used = 0;
             const auto st = decode_wal_record(std::string_view(data).substr(at), record, used);
             if (st != wal_decode_status::ok) {
-                if (!last_segment || valid_record_after(data, at)) {
+                if (!last_segment || valid_record_after(data, at, written_end)) {
                     throw wal_corruption(
                         "WAL corruption in " + path.string() + " at offset " + std::to_string(at) +
                         ": the record there is damaged and valid records follow it");
@@ -162,9 +171,12 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
         }
         ++result.segments;
         _metrics.segments.add(1);
-        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(at));
+        _metrics.bytes_on_disk.add(
+            static_cast<std::int64_t>(result.torn_tail_cut && last_segment ? at : data.size()));
         _next_sequence = sequence;
+        _recovered_end = at;
     }
+    _recovered = true;
     return result;
 }
 
@@ -214,14 +226,45 @@ void node_wal::delete_covered_segments() {
     }
 }
 
-int node_wal::open_segment(std::uint64_t first_sequence) {
+fs::path node_wal::prepared_path() const { return _options.dir / "next-segment.prepared"; }
+
+bool node_wal::take_prepared_segment(const fs::path& path) {
+    {
+        std::lock_guard lock(_prepared_mutex);
+        if (!_prepared_ready) return false;
+        _prepared_ready = false;
+        _prepared_taken = true;
+    }
+    const bool renamed = _io.rename(prepared_path().c_str(), path.c_str()) == 0;
+    if (!renamed) {
+        spdlog::warn("WAL: cannot use the prepared segment: {}", std::strerror(errno));
+    }
+    {
+        std::lock_guard lock(_prepared_mutex);
+        _prepared_taken = false;
+    }
+    _prepared_wake.notify_all();
+    return renamed;
+}
+
+int node_wal::open_segment(std::uint64_t first_sequence, std::optional<std::uint64_t> records_end) {
     const fs::path path = segment_path(first_sequence);
-    const int fd = _io.open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) return errno;
+    const bool fresh = !records_end;
+    const bool prepared = fresh && take_prepared_segment(path);
+    // A new segment's name may be left by a switch that failed: no record went there.
+    const int flags = fresh && !prepared ? O_CREAT | O_TRUNC : 0;
+    const int fd = _io.open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644);
+    if (fd < 0) {
+        const int failure = errno;
+        if (prepared) (void)_io.unlink(path.c_str());
+        return failure;
+    }
     struct stat st {};
     bool ok = _io.fstat(fd, &st) == 0;
-    const bool fresh = ok && st.st_size == 0;
-    if (fresh) ok = write_all(_io, fd, wal_magic) && _io.fdatasync(fd) == 0;
+    if (ok && fresh && !prepared) {
+        ok = write_all(_io, fd, wal_magic) && _io.fdatasync(fd) == 0;
+        st.st_size = static_cast<off_t>(wal_magic.size());
+    }
     // Also for a segment found on disk: a crash may have come between its
     // creation and this fsync, and records written to it are durable only
     // once its name is.
@@ -247,15 +290,80 @@ int node_wal::open_segment(std::uint64_t first_sequence) {
     }
     if (_fd >= 0) _io.close(_fd);
     _fd = fd;
-    _segment_size = fresh ? wal_magic.size() : static_cast<std::uint64_t>(st.st_size);
+    _segment_size = fresh ? wal_magic.size() : *records_end;
     if (fresh) {
         _metrics.segments.add(1);
-        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(wal_magic.size()));
+        _file_size = 0;
+    } else {
+        _file_size = static_cast<std::uint64_t>(st.st_size);  // counted by recover()
     }
+    note_file_size(static_cast<std::uint64_t>(st.st_size));
     std::lock_guard lock(_segments_mutex);
     _open_segment = first_sequence;
     _segments[first_sequence];
     return 0;
+}
+
+void node_wal::note_file_size(std::uint64_t size) {
+    _metrics.bytes_on_disk.add(static_cast<std::int64_t>(size) -
+                               static_cast<std::int64_t>(_file_size));
+    _file_size = size;
+}
+
+void node_wal::prepare_loop() {
+    std::unique_lock lock(_prepared_mutex);
+    while (true) {
+        _prepared_wake.wait(
+            lock, [this] { return _preparing_over || (!_prepared_ready && !_prepared_taken); });
+        if (_preparing_over) return;
+        lock.unlock();
+        const bool made = prepare_segment();
+        lock.lock();
+        if (made) {
+            _prepared_ready = true;
+        } else {
+            // A full or failing disk: switches make segments as they go
+            // meanwhile, and the next try waits a while.
+            _prepared_wake.wait_for(lock, std::chrono::seconds(1),
+                                    [this] { return _preparing_over; });
+        }
+    }
+}
+
+bool node_wal::prepare_segment() {
+    const fs::path path = prepared_path();
+    const int fd = _io.open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd >= 0 && write_all(_io, fd, wal_magic);
+    static const std::string zeros(1u << 20, '\0');
+    std::uint64_t size = wal_magic.size();
+    // Flushed a few MiB at a time: one long flush would hold the log's own
+    // behind it on the device.
+    constexpr std::uint64_t flush_every = 4u << 20;
+    while (ok && size < _options.segment_bytes) {
+        {
+            std::lock_guard lock(_prepared_mutex);
+            if (_preparing_over) ok = false;
+        }
+        const auto piece = std::min<std::uint64_t>(zeros.size(), _options.segment_bytes - size);
+        ok = ok && write_all(_io, fd, std::string_view(zeros).substr(0, piece));
+        size += piece;
+        if (ok && size % flush_every < piece) ok = _io.fdatasync(fd) == 0;
+    }
+    ok = ok && _io.fdatasync(fd) == 0;
+    if (fd >= 0) _io.close(fd);
+    if (!ok) {
+        bool stopping = false;
+        {
+            std::lock_guard lock(_prepared_mutex);
+            stopping = _preparing_over;
+        }
+        if (!stopping) {
+            spdlog::warn("WAL: cannot prepare the next segment ({}); segments grow as written",
+                         std::strerror(errno));
+        }
+        (void)_io.unlink(path.c_str());
+    }
+    return ok;
 }
 
 int node_wal::reopen_sync_descriptors(const fs::path& path) {
@@ -277,11 +385,21 @@ int node_wal::reopen_sync_descriptors(const fs::path& path) {
 void node_wal::start() {
     // Append to the newest segment, or begin one.
     const auto segments = list_segments(_options.dir);
+    if (!segments.empty() && !_recovered) {
+        throw std::logic_error("the WAL must be recovered before it starts");
+    }
+    // Left by an earlier run, whole or not.
+    if (_io.unlink(prepared_path().c_str()) != 0 && errno != ENOENT) {
+        throw std::runtime_error(errno_text("cannot remove", prepared_path()));
+    }
     const std::uint64_t first = segments.empty() ? _next_sequence : segments.back().first;
-    if (const int failure = open_segment(first); failure != 0) {
+    const auto records_end =
+        segments.empty() ? std::nullopt : std::optional<std::uint64_t>(_recovered_end);
+    if (const int failure = open_segment(first, records_end); failure != 0) {
         errno = failure;
         throw std::runtime_error(errno_text("cannot open the WAL segment", segment_path(first)));
     }
+    if (_options.preallocate) _preparer = std::thread([this] { prepare_loop(); });
     for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
         _threads.emplace_back([this, i] { commit_loop(i); });
     }
@@ -301,6 +419,12 @@ void node_wal::stop() {
     _stagger_wait.notify_all();
     for (auto& t : _threads) t.join();
     _threads.clear();
+    {
+        std::lock_guard lock(_prepared_mutex);
+        _preparing_over = true;
+    }
+    _prepared_wake.notify_all();
+    if (_preparer.joinable()) _preparer.join();
 }
 
 void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload,
@@ -330,14 +454,16 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     }
     int failure = 0;
     std::size_t first = 0;
+    std::uint64_t at = before;
     while (first < iov.size()) {
         const int count = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
-        ssize_t n = _io.writev(_fd, iov.data() + first, count);
+        ssize_t n = _io.pwritev(_fd, iov.data() + first, count, static_cast<off_t>(at));
         if (n < 0) {
             if (errno == EINTR) continue;
             failure = errno;
             break;
         }
+        at += static_cast<std::uint64_t>(n);
         // Skip what was written; a partial write leaves the rest of an iovec.
         while (n > 0 && first < iov.size()) {
             const auto take =
@@ -351,7 +477,7 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     }
     if (failure == 0) {
         _segment_size += bytes;
-        _metrics.bytes_on_disk.add(static_cast<std::int64_t>(bytes));
+        note_file_size(std::max(_file_size, _segment_size));
         return ok_status();
     }
     _metrics.write_errors.inc();
@@ -362,6 +488,7 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
                          std::strerror(errno));
         std::abort();
     }
+    note_file_size(before);
     spdlog::error("WAL write failed: {}", std::strerror(failure));
     return disk_pressure();
 }
@@ -418,7 +545,7 @@ void node_wal::recover_from_failed_sync() {
     // again (once per open file), the write descriptor's as a failure of the
     // cut, the flush descriptors' as failures of later flushes.
     const fs::path path = segment_path(_open_segment);
-    const int fd = _io.open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    const int fd = _io.open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || _io.ftruncate(fd, static_cast<off_t>(_segment_size - unflushed)) != 0 ||
         _io.fdatasync(fd) != 0 || reopen_sync_descriptors(path) != 0) {
         spdlog::critical("WAL: cannot cut unflushed writes back ({}); stopping",
@@ -430,11 +557,15 @@ void node_wal::recover_from_failed_sync() {
     spdlog::error("WAL flush failed: {}; {} unflushed bytes cut and their writes refused",
                   std::strerror(_sync_failure), unflushed);
     _segment_size -= unflushed;
+    note_file_size(_segment_size);
     const status failed = disk_pressure();
     for (auto& batch : _written) {
         if (batch.end > _durable_pos) {
             batch.end = _durable_pos;
             batch.outcome = failed;
+            // Segment names count the records before them in the log.
+            _next_sequence -= batch.records;
+            batch.records = 0;
         }
     }
     _written_pos = _durable_pos;
@@ -487,7 +618,7 @@ std::optional<node_wal::flush_due> node_wal::write_queued(std::vector<entry>& ba
         // flush in flight before it lets go of the write mutex.
         wait_all_durable();
         recover_from_failed_sync();
-        if (const int failure = open_segment(_next_sequence); failure != 0) {
+        if (const int failure = open_segment(_next_sequence, std::nullopt); failure != 0) {
             // The batch is refused; the next one tries a new segment again.
             _metrics.write_errors.inc();
             spdlog::error("WAL: cannot begin segment {}: {}", segment_path(_next_sequence).string(),
@@ -501,6 +632,7 @@ std::optional<node_wal::flush_due> node_wal::write_queued(std::vector<entry>& ba
     const bool wrote = written.outcome.ok();
     if (wrote) {
         _next_sequence += batch.size();
+        written.records = batch.size();
         for (const auto& e : batch) note_written(_open_segment, e.group, e.index);
     }
     for (const auto& e : batch) {

@@ -58,6 +58,11 @@ struct wal_options {
     // long. On a disk whose flushes are fast, one flush at a time covers more
     // writes each (less CPU per record); on a slow one, flushes still overlap.
     std::chrono::microseconds flush_stagger{1000};
+    // Prepares each next segment ahead, on a thread of its own: a file of
+    // segment_bytes, zero past the magic and flushed, renamed into place at
+    // the switch. A flush then overwrites allocated blocks instead of growing
+    // the file, which also costs an inode write (one device write more).
+    bool preallocate = false;
 };
 
 struct wal_recovery {
@@ -80,6 +85,8 @@ public:
         std::function<void(std::uint32_t group, std::uint64_t index, std::string_view payload)>;
     wal_recovery recover(const record_visitor& visit);
 
+    // Opens the newest segment to append after its records (or begins the
+    // first). Throws when segments exist that recover() has not read.
     void start();
     // Flushes what was submitted and joins the WAL threads.
     void stop();
@@ -104,6 +111,7 @@ private:
     struct written_batch {
         std::vector<std::pair<wal_sink*, std::uint64_t>> notices;
         std::uint64_t end = 0;         // the log position after the batch
+        std::uint64_t records = 0;     // written to the log
         status outcome = ok_status();  // a failed write is answered in its turn
     };
 
@@ -132,11 +140,20 @@ private:
     // every batch after it, so no later batch follows unflushed bytes. With
     // the write mutex held.
     void recover_from_failed_sync();
-    // Switches writes to a new segment (or the one found at start); returns
-    // 0, or the errno that kept the segment from being made whole, in which
-    // case writes stay on the segment they had.
-    int open_segment(std::uint64_t first_sequence);
+    // Switches writes to a new segment, or to the one found at start, whose
+    // records end at `records_end`; returns 0, or the errno that kept the
+    // segment from being made whole, in which case writes stay on the
+    // segment they had.
+    int open_segment(std::uint64_t first_sequence, std::optional<std::uint64_t> records_end);
+    // Makes `path` a new segment from the prepared one, if one is ready.
+    bool take_prepared_segment(const std::filesystem::path& path);
+    void prepare_loop();
+    // Writes and flushes the next segment under its temporary name.
+    bool prepare_segment();
     std::filesystem::path segment_path(std::uint64_t first_sequence) const;
+    std::filesystem::path prepared_path() const;
+    // The open segment's file now has `size` bytes.
+    void note_file_size(std::uint64_t size);
 
     // Per closed or open segment (by first sequence): each group's highest index in it.
     using coverage = std::map<std::uint32_t, std::uint64_t>;
@@ -155,7 +172,10 @@ private:
     // back or closed.
     std::mutex _write_mutex;
     int _fd = -1;
-    std::uint64_t _segment_size = 0;
+    std::uint64_t _segment_size = 0;  // where the next record goes
+    std::uint64_t _file_size = 0;     // more than _segment_size in a prepared segment
+    bool _recovered = false;
+    std::uint64_t _recovered_end = 0;  // where the records of the newest segment end
     std::uint64_t _next_sequence = 1;  // records written since the log began
 
     std::mutex _mutex;
@@ -186,6 +206,15 @@ private:
     int _sync_failure = 0;  // errno of a failed flush, until the log is cut back
     std::vector<std::thread> _threads;
     std::mutex _deliver_mutex;  // one deliverer at a time keeps log order
+
+    // The next segment (wal_options::preallocate): ready once its file is
+    // whole and flushed; taken while a switch renames it.
+    std::mutex _prepared_mutex;
+    std::condition_variable _prepared_wake;
+    bool _prepared_ready = false;
+    bool _prepared_taken = false;
+    bool _preparing_over = false;
+    std::thread _preparer;
 };
 
 }  // namespace dstream::log

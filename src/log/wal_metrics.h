@@ -1,6 +1,6 @@
 #pragma once
 // What the write-ahead log reports: the cost of each group commit (one
-// writev + fdatasync for every record queued meanwhile) and its size on disk.
+// pwritev + fdatasync for every record queued meanwhile) and its size on disk.
 #include "metrics/counter.h"
 #include "metrics/gauge.h"
 #include "metrics/histogram.h"

@@ -49,10 +49,10 @@ test('config print: every setting with its default and where it came from', () =
     const e = effective([]);
     assert.deepEqual(Object.keys(e), [
         'listen', 'data_dir', 'memory', 'threads', 'groups', 'log_level', 'hot_bytes',
-        'chunk_cache_bytes', 'checkpoint_bytes', 'wal_segment_bytes', 'wal_sync_threads', 'access_log',
-        'shutdown_timeout_seconds', 'staged_part_grace_seconds', 'ingress_body_bytes',
-        'max_live_reads', 'max_live_reads_per_stream', 'client_read_bytes_per_second', 'idle_timeout',
-        'body_timeout',
+        'chunk_cache_bytes', 'checkpoint_bytes', 'wal_segment_bytes', 'wal_sync_threads',
+        'wal_preallocate', 'access_log', 'shutdown_timeout_seconds', 'staged_part_grace_seconds',
+        'ingress_body_bytes', 'max_live_reads', 'max_live_reads_per_stream',
+        'client_read_bytes_per_second', 'idle_timeout', 'body_timeout',
     ]);
     assert.deepEqual(e.hot_bytes, { value: '268435456', source: 'default, 256 MiB' });
     assert.deepEqual(e.listen, { value: "'127.0.0.1:4437'", source: 'default' });

@@ -157,10 +157,15 @@ int faulty_file_io::close(int fd) {
 
 ssize_t faulty_file_io::write(int fd, const void* data, std::size_t size) {
     const iovec one{const_cast<void*>(data), size};
-    return writev(fd, &one, 1);
+    return write_at(fd, &one, 1, std::nullopt);
 }
 
-ssize_t faulty_file_io::write_prefix(int fd, const iovec* iov, int count, std::size_t limit) {
+ssize_t faulty_file_io::pwritev(int fd, const iovec* iov, int count, off_t offset) {
+    return write_at(fd, iov, count, offset);
+}
+
+ssize_t faulty_file_io::write_prefix(int fd, const iovec* iov, int count, std::size_t limit,
+                                     std::optional<off_t> offset) {
     std::vector<iovec> prefix;
     for (int i = 0; i < count && limit > 0; ++i) {
         const std::size_t take = std::min(limit, iov[i].iov_len);
@@ -168,19 +173,17 @@ ssize_t faulty_file_io::write_prefix(int fd, const iovec* iov, int count, std::s
         limit -= take;
     }
     if (prefix.empty()) return 0;
-    return ::writev(fd, prefix.data(), static_cast<int>(prefix.size()));
+    const int n = static_cast<int>(prefix.size());
+    return offset ? ::pwritev(fd, prefix.data(), n, *offset) : ::writev(fd, prefix.data(), n);
 }
 
-void faulty_file_io::note_written(int fd, std::uint64_t bytes) {
+void faulty_file_io::note_written(int fd, std::uint64_t first, std::uint64_t bytes) {
     auto it = _fds.find(fd);
     if (it == _fds.end()) return;
-    const off_t end = ::lseek(fd, 0, SEEK_CUR);
-    if (end < 0) return;
-    const auto last = static_cast<std::uint64_t>(end);
-    _inodes[it->second.id].dirty.emplace_back(last - bytes, last);
+    _inodes[it->second.id].dirty.emplace_back(first, first + bytes);
 }
 
-ssize_t faulty_file_io::writev(int fd, const iovec* iov, int count) {
+ssize_t faulty_file_io::write_at(int fd, const iovec* iov, int count, std::optional<off_t> offset) {
     const std::string p = path_of(fd);
     std::unique_lock<std::mutex> lock;
     const auto f = enter(file_op::write, p, lock);
@@ -190,8 +193,13 @@ ssize_t faulty_file_io::writev(int fd, const iovec* iov, int count) {
     }
     std::size_t total = 0;
     for (int i = 0; i < count; ++i) total += iov[i].iov_len;
-    const ssize_t n = write_prefix(fd, iov, count, f ? std::min(f->keep, total) : total);
-    if (n > 0) note_written(fd, static_cast<std::uint64_t>(n));
+    const ssize_t n = write_prefix(fd, iov, count, f ? std::min(f->keep, total) : total, offset);
+    if (n > 0) {
+        const auto written = static_cast<std::uint64_t>(n);
+        // Without an offset the descriptor's position moved past the bytes.
+        const off_t first = offset ? *offset : ::lseek(fd, 0, SEEK_CUR) - n;
+        if (first >= 0) note_written(fd, static_cast<std::uint64_t>(first), written);
+    }
     if (f && f->what == fault::kind::torn_write) {
         errno = f->error;
         return -1;
@@ -353,7 +361,16 @@ void faulty_file_io::power_cut(const std::string& tear, std::size_t torn_bytes) 
         if (node.path.find(tear) == std::string::npos || !fs::exists(node.path)) continue;
         std::string durable = node.durable.value_or(std::string());
         const std::string now = read_whole(node.path);
-        if (now.size() > durable.size()) durable += now.substr(durable.size(), torn_bytes);
+        std::size_t left = torn_bytes;
+        for (const auto& [first, end] : node.dirty) {
+            const auto stop = std::min<std::uint64_t>(end, now.size());
+            if (left == 0) break;
+            if (first >= stop) continue;
+            const auto take = std::min<std::uint64_t>(stop - first, left);
+            if (durable.size() < first + take) durable.resize(first + take, '\0');
+            durable.replace(first, take, now, first, take);
+            left -= take;
+        }
         node.durable = std::move(durable);
     }
 }

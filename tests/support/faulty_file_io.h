@@ -35,7 +35,7 @@ namespace dstream::test {
 
 enum class file_op {
     open,
-    write,     // write, writev
+    write,     // write, pwritev
     read,      // pread
     sync,      // fsync or fdatasync of a file
     sync_dir,  // fsync of a directory
@@ -85,7 +85,8 @@ public:
     // The power goes now: what survives is decided at this moment, and the
     // calls that follow change the directory but not what a crash leaves.
     // Files whose path contains `tear` keep `torn_bytes` more of the bytes
-    // appended since their last flush (the disk wrote part of them).
+    // written since their last flush, in the order they were written (the
+    // disk wrote part of them).
     void power_cut(const std::string& tear = {}, std::size_t torn_bytes = 0);
     // Once nothing uses the directory any more: makes it what the power cut
     // (or, without one, a cut now) left, and starts again on a healthy disk
@@ -95,7 +96,7 @@ public:
     int open(const char* path, int flags, mode_t mode) override;
     int close(int fd) override;
     ssize_t write(int fd, const void* data, std::size_t size) override;
-    ssize_t writev(int fd, const iovec* iov, int count) override;
+    ssize_t pwritev(int fd, const iovec* iov, int count, off_t offset) override;
     ssize_t pread(int fd, void* data, std::size_t size, off_t offset) override;
     int fdatasync(int fd) override { return sync(fd); }
     int fsync(int fd) override { return sync(fd); }
@@ -142,11 +143,14 @@ private:
     std::uint64_t id_of(ino_t ino);
     void start_model();
     void record_listing(const std::string& dir);
-    void note_written(int fd, std::uint64_t bytes);
+    // Writes at `offset`, or at the descriptor's position (none).
+    ssize_t write_at(int fd, const iovec* iov, int count, std::optional<off_t> offset);
+    void note_written(int fd, std::uint64_t first, std::uint64_t bytes);
     // A file removed or replaced: its inode number is free.
     void forget(const struct stat& freed);
     int sync(int fd);
-    ssize_t write_prefix(int fd, const iovec* iov, int count, std::size_t limit);
+    ssize_t write_prefix(int fd, const iovec* iov, int count, std::size_t limit,
+                         std::optional<off_t> offset);
 
     const std::string _root;
     std::mutex _mutex;

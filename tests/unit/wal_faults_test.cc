@@ -147,10 +147,22 @@ private:
 // A WAL in a fresh <dir>/wal on faulty calls, and a sink for group 0.
 struct faulty_wal {
     void open(std::uint64_t segment_bytes = 32u << 20,
-              std::chrono::microseconds flush_stagger = std::chrono::milliseconds(1)) {
-        wal.emplace(wal_options{wal_dir(), segment_bytes, 4, flush_stagger}, io);
+              std::chrono::microseconds flush_stagger = std::chrono::milliseconds(1),
+              bool preallocate = false) {
+        wal.emplace(wal_options{wal_dir(), segment_bytes, 4, flush_stagger, preallocate}, io);
         (void)wal->recover([](std::uint32_t, std::uint64_t, std::string_view) {});
         wal->start();
+    }
+    // Waits until the next segment is prepared (a flushed file of `bytes`).
+    bool wait_prepared(std::uint64_t bytes) {
+        const fs::path prepared = wal_dir() / "next-segment.prepared";
+        const bool whole = eventually([&] {
+            std::error_code ec;
+            return fs::file_size(prepared, ec) == bytes && !ec;
+        });
+        // Its flush, and the flag set right after it.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return whole;
     }
     // Submits `index` alone in its batch and waits for its outcome.
     std::optional<error_code> write(std::uint64_t index) {
@@ -380,6 +392,72 @@ TEST_F(WalFaults, ASegmentThatCannotBeBegunRefusesItsBatchAndTheLogGoesOn) {
         EXPECT_EQ(w.write(4), std::nullopt);
         EXPECT_EQ(w.crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
     }
+}
+
+// The switch renames the prepared segment into place; if the segment cannot
+// be opened or its name made durable, the batch is refused and the next one
+// begins a segment again.
+TEST_F(WalFaults, APreparedSegmentThatCannotBeOpenedRefusesItsBatchAndTheLogGoesOn) {
+    const std::vector<std::pair<const char*, std::pair<file_op, fault>>> cases = {
+        {"open", {file_op::open, fault::fail(EIO)}},
+        {"directory", {file_op::sync_dir, fault::fail(EIO)}},
+    };
+    for (const auto& [name, what] : cases) {
+        SCOPED_TRACE(name);
+        faulty_wal w;
+        w.open(200, std::chrono::milliseconds(1), true);
+        ASSERT_EQ(w.write(1), std::nullopt);
+        ASSERT_TRUE(w.wait_prepared(200));
+        w.io.inject(what.first, name == std::string("directory") ? "/wal" : ".wal", what.second);
+        EXPECT_EQ(w.write(2), error_code::wal_disk_pressure);
+        EXPECT_EQ(w.io.fired(), 1);
+        EXPECT_EQ(w.write(3), std::nullopt);
+        EXPECT_EQ(w.write(4), std::nullopt);
+        EXPECT_EQ(w.crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
+    }
+}
+
+// A disk too full to prepare a segment only costs speed: switches make their
+// segments as before.
+TEST_F(WalFaults, ASegmentThatCannotBePreparedLeavesTheSwitchesToMakeTheirOwn) {
+    io.inject(file_op::write, "next-segment.prepared", fault::fail(ENOSPC), -1);
+    open(200, std::chrono::milliseconds(1), true);
+    for (std::uint64_t i = 1; i <= 5; ++i) ASSERT_EQ(write(i), std::nullopt);
+    EXPECT_GT(io.fired(), 0);
+    EXPECT_FALSE(fs::exists(wal_dir() / "next-segment.prepared"));
+    for (const auto& e : fs::directory_iterator(wal_dir())) {
+        EXPECT_LT(fs::file_size(e.path()), 200u) << e.path() << " grew as written";
+    }
+    EXPECT_EQ(crash_and_recover(), (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+}
+
+// A power cut inside a prepared segment leaves zeros after the torn record,
+// not the end of the file: the record is still cut, and the log goes on.
+TEST_F(WalFaults, ATornTailInAPreparedSegmentIsCutOnReopen) {
+    flush_gate gate(io);
+    open(1024, std::chrono::milliseconds(1), true);
+    ASSERT_TRUE(wait_prepared(1024));
+    for (std::uint64_t i = 1; i <= 8; ++i) ASSERT_EQ(write(i), std::nullopt);  // 7 fit in one
+    const fs::path second = wal_dir() / "00000000000000000008.wal";
+    ASSERT_EQ(fs::file_size(second), 1024u) << "record 8 began the prepared segment";
+    gate.hold();
+    wal->submit(0, 9, payload(9), &sink);
+    ASSERT_TRUE(gate.wait_arrivals(1));
+    io.power_cut(".wal", wal_record_header_bytes + 5);
+    gate.open();
+    (void)sink.wait(9);
+    wal_recovery info;
+    const std::vector<std::uint64_t> durable{1, 2, 3, 4, 5, 6, 7, 8};
+    EXPECT_EQ(crash_and_recover(&info), durable);
+    EXPECT_TRUE(info.torn_tail_cut);
+
+    open(1024, std::chrono::milliseconds(1), true);
+    EXPECT_EQ(write(9), std::nullopt) << "the log goes on after the cut";
+    EXPECT_EQ(write(10), std::nullopt);
+    auto all = durable;
+    all.insert(all.end(), {9, 10});
+    EXPECT_EQ(crash_and_recover(&info), all);
+    EXPECT_FALSE(info.torn_tail_cut);
 }
 
 // When even the cut of a failed write fails, the log could hold a torn batch

@@ -1,5 +1,6 @@
 // The write-ahead log: record format, recovery of a torn tail, refusal of
 // corruption in the middle, and deletion of segments checkpoints cover.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -228,6 +229,132 @@ TEST(NodeWal, RefusesToStartOnDamageFollowedByValidRecords) {
         EXPECT_NE(what.find("offset " + std::to_string(wal_magic.size())), std::string::npos)
             << what;
     }
+}
+
+// Each segment after the first comes prepared (zeros past the magic) once
+// the preparing thread had time: records land inside it, never past its
+// size, and recover in order across restarts.
+TEST(NodeWal, PreparedSegmentsHoldTheRecordsWithinTheirSize) {
+    temp_dir dir;
+    constexpr std::uint64_t segment_bytes = 4096;
+    wal_options options{dir.path, segment_bytes};
+    options.preallocate = true;
+    const auto sizes = [&] {
+        std::vector<std::uintmax_t> out;
+        for (const auto& e : fs::directory_iterator(dir.path)) {
+            if (e.path().extension() == ".wal") out.push_back(fs::file_size(e.path()));
+        }
+        return out;
+    };
+    std::uint64_t index = 0;
+    for (int run = 0; run < 2; ++run) {
+        node_wal wal(options);
+        EXPECT_EQ(recover_all(wal).size(), index);
+        wal.start();
+        recording_sink sink;
+        for (int i = 0; i < 120; ++i) {
+            wal.submit(5, ++index, "payload-" + std::string(100, 'x'), &sink);
+            ASSERT_TRUE(sink.wait_for(index));
+        }
+        wal.stop();
+    }
+    const auto all = sizes();
+    ASSERT_GT(all.size(), 4u);
+    EXPECT_GE(std::count(all.begin(), all.end(), segment_bytes), 3)
+        << "segments after the first are prepared to their full size";
+    for (const auto size : all) EXPECT_LE(size, segment_bytes);
+    node_wal wal(options);
+    wal_recovery info;
+    const auto seen = recover_all(wal, &info);
+    EXPECT_FALSE(info.torn_tail_cut) << "the zeros of a prepared segment are not damage";
+    ASSERT_EQ(seen.size(), index);
+    for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i].index, i + 1);
+}
+
+// A restart appends after the last record, inside the zeros, not after them.
+TEST(NodeWal, ZerosAfterTheLastRecordAreRoomNotDamage) {
+    temp_dir dir;
+    write_records(dir.path, 1, 10);
+    const fs::path segment = only_segment(dir.path);
+    const auto records_end = fs::file_size(segment);
+    fs::resize_file(segment, 64 * 1024);
+    {
+        node_wal wal({dir.path});
+        wal_recovery info;
+        EXPECT_EQ(recover_all(wal, &info).size(), 10u);
+        EXPECT_FALSE(info.torn_tail_cut);
+        wal.start();
+        recording_sink sink;
+        wal.submit(1, 11, "payload-11", &sink);
+        ASSERT_TRUE(sink.wait_for(11));
+        wal.stop();
+    }
+    EXPECT_EQ(fs::file_size(segment), 64u * 1024);
+    std::ifstream in(segment, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(records_end));
+    char first = 0;
+    in.get(first);
+    EXPECT_NE(first, '\0') << "record 11 follows record 10";
+    node_wal wal({dir.path});
+    const auto seen = recover_all(wal);
+    ASSERT_EQ(seen.size(), 11u);
+    EXPECT_EQ(seen.back().payload, "payload-11");
+}
+
+TEST(NodeWal, CutsATornTailFollowedByZeros) {
+    temp_dir dir;
+    write_records(dir.path, 1, 10);
+    const fs::path segment = only_segment(dir.path);
+    fs::resize_file(segment, fs::file_size(segment) - 37);
+    fs::resize_file(segment, 64 * 1024);
+    node_wal wal({dir.path});
+    wal_recovery info;
+    EXPECT_EQ(recover_all(wal, &info).size(), 9u);
+    EXPECT_TRUE(info.torn_tail_cut);
+}
+
+// A closed segment was flushed whole before the next began: zeros where its
+// last records were are lost records, found by the next segment's name.
+TEST(NodeWal, RefusesToStartWhenAClosedSegmentLostItsLastRecords) {
+    temp_dir dir;
+    // One batch per call, each past the room left: a segment per call.
+    for (std::uint32_t group = 1; group <= 4; ++group) write_records(dir.path, group, 6, 1024);
+    std::vector<fs::path> segments;
+    for (const auto& e : fs::directory_iterator(dir.path)) segments.push_back(e.path());
+    std::sort(segments.begin(), segments.end());
+    ASSERT_GT(segments.size(), 2u);
+    const auto size = fs::file_size(segments.front());
+    const std::size_t last_record = wal_record_header_bytes + std::string("payload-6").size() + 100;
+    {
+        std::fstream f(segments.front(), std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(size - last_record));
+        f << std::string(last_record, '\0');
+    }
+    node_wal wal({dir.path, 1024});
+    try {
+        recover_all(wal);
+        FAIL() << "records missing from a closed segment must stop the start";
+    } catch (const wal_corruption& e) {
+        EXPECT_NE(std::string(e.what()).find(segments[1].filename().string()), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(NodeWal, APreparedSegmentLeftByAnEarlierRunIsRemovedAtStart) {
+    temp_dir dir;
+    write_records(dir.path, 1, 3);
+    std::ofstream(dir.path / "next-segment.prepared") << "half a prepared segment";
+    node_wal wal({dir.path});
+    EXPECT_EQ(recover_all(wal).size(), 3u);
+    wal.start();
+    EXPECT_FALSE(fs::exists(dir.path / "next-segment.prepared"));
+}
+
+TEST(NodeWal, RefusesToStartBeforeRecovery) {
+    temp_dir dir;
+    write_records(dir.path, 1, 3);
+    node_wal wal({dir.path});
+    EXPECT_THROW(wal.start(), std::logic_error);
 }
 
 TEST(NodeWal, DeletesSegmentsOnceCheckpointsCoverThem) {

@@ -15,8 +15,9 @@ function files(dir) {
     return out;
 }
 
-// Returns what the cut undid: unsyncedBytes, the bytes written to files that
-// survive but never synced; filesDropped, files whose name was never synced
+// Returns what the cut undid: unsyncedBytes, the bytes written past the
+// synced end of files that survive (unsynced overwrites, as in a prepared WAL
+// segment, are undone but not counted); filesDropped, files whose name was never synced
 // (created or renamed into place); filesRestored, files whose removal was
 // never synced (a WAL segment or an old checkpoint unlinked, say).
 export function cutPower(dataDir, stateDir) {
