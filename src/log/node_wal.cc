@@ -72,15 +72,20 @@ std::vector<std::pair<std::uint64_t, fs::path>> list_segments(const fs::path& di
     return out;
 }
 
-// Whether any whole, valid record starts after `from` and before `until`:
-// then the damage at `from` is not a torn tail but corruption in the middle
-// of the log. (A record is never all zeros: the checksum of zeros is not 0.)
-bool valid_record_after(std::string_view data, std::size_t from, std::size_t until) {
+// Whether the damage at `from` is corruption rather than a torn tail. A
+// whole, valid record after it (starting before `until`) shows the log went
+// on past it; in a watermarked segment only a watermark beyond `from` does,
+// since a batch written while `from` was unflushed may reach the disk first.
+// (A record is never all zeros: the checksum of zeros is not 0.)
+bool damage_is_corruption(std::string_view data, std::size_t from, std::size_t until,
+                          bool watermarked) {
     for (std::size_t at = from + 1; at < until && at + wal_record_header_bytes <= data.size();
          ++at) {
         wal_record r;
         std::size_t used = 0;
-        if (decode_wal_record(data.substr(at), r, used) == wal_decode_status::ok) return true;
+        if (decode_wal_record(data.substr(at), r, used) != wal_decode_status::ok) continue;
+        if (!watermarked || (r.group == wal_watermark_group && r.index > from)) return true;
+        at += used - 1;  // not into its payload: a stream's bytes may look like records
     }
     return false;
 }
@@ -117,9 +122,11 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
         const bool last_segment = i + 1 == segments.size();
         const std::string data = read_file(_io, path);
         std::size_t at = 0;
-        if (data.size() < wal_magic.size() ||
-            std::string_view(data).substr(0, wal_magic.size()) != wal_magic) {
-            if (last_segment && data.size() < wal_magic.size() && wal_magic.starts_with(data)) {
+        const std::string_view magic = std::string_view(data).substr(0, wal_magic.size());
+        const bool watermarked = magic == wal_magic;
+        if (!watermarked && magic != wal_magic_without_watermarks) {
+            if (last_segment && data.size() < wal_magic.size() &&
+                (wal_magic.starts_with(data) || wal_magic_without_watermarks.starts_with(data))) {
                 // Crashed while creating the segment: nothing was written to it.
                 if (_io.unlink(path.c_str()) != 0) {
                     throw std::runtime_error(errno_text("cannot remove", path));
@@ -143,10 +150,11 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             std::size_t used = 0;
             const auto st = decode_wal_record(std::string_view(data).substr(at), record, used);
             if (st != wal_decode_status::ok) {
-                if (!last_segment || valid_record_after(data, at, written_end)) {
-                    throw wal_corruption(
-                        "WAL corruption in " + path.string() + " at offset " + std::to_string(at) +
-                        ": the record there is damaged and valid records follow it");
+                if (!last_segment || damage_is_corruption(data, at, written_end, watermarked)) {
+                    throw wal_corruption("WAL corruption in " + path.string() + " at offset " +
+                                         std::to_string(at) +
+                                         ": the record there is damaged and the log went on "
+                                         "after it was durable");
                 }
                 spdlog::warn("WAL {}: cutting a torn tail of {} bytes at offset {}", path.string(),
                              data.size() - at, at);
@@ -154,10 +162,14 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
                 result.torn_tail_cut = true;
                 break;
             }
+            const std::size_t record_at = at;
+            result.bytes += used;
+            at += used;
+            if (record.group == wal_watermark_group) continue;
             auto& previous = last_index[record.group];
             if (record.index <= previous) {
                 throw wal_corruption("WAL corruption in " + path.string() + " at offset " +
-                                     std::to_string(at) + ": group " +
+                                     std::to_string(record_at) + ": group " +
                                      std::to_string(record.group) + " index " +
                                      std::to_string(record.index) + " does not increase");
             }
@@ -165,9 +177,7 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             note_written(first, record.group, record.index);
             visit(record.group, record.index, record.payload);
             ++result.records;
-            result.bytes += used;
             ++sequence;
-            at += used;
         }
         ++result.segments;
         _metrics.segments.add(1);
@@ -443,10 +453,19 @@ void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payl
 
 status node_wal::write_batch(const std::vector<entry>& batch) {
     const std::uint64_t before = _segment_size;
+    wal_record_header watermark{};
+    {
+        // Only flushes that returned count: recovery may take whatever the
+        // watermark covers for acknowledged.
+        std::lock_guard lock(_sync_mutex);
+        watermark =
+            make_wal_record_header(wal_watermark_group, before - (_written_pos - _durable_pos), {});
+    }
     // Header and payload of every record, written in place (no batch copy).
     std::vector<iovec> iov;
-    iov.reserve(batch.size() * 2);
-    std::uint64_t bytes = 0;
+    iov.reserve(batch.size() * 2 + 1);
+    iov.push_back(iovec{watermark.data(), watermark.size()});
+    std::uint64_t bytes = watermark.size();
     for (const auto& e : batch) {
         iov.push_back(iovec{const_cast<char*>(e.header.data()), e.header.size()});
         iov.push_back(iovec{const_cast<char*>(e.payload.data()), e.payload.size()});
@@ -608,7 +627,7 @@ std::optional<node_wal::flush_due> node_wal::write_queued(std::vector<entry>& ba
     // A flush failed and its thread waits for this mutex: cut first, so that
     // this batch does not follow the lost bytes and fall with them.
     recover_from_failed_sync();
-    std::uint64_t batch_bytes = 0;
+    std::uint64_t batch_bytes = wal_record_header_bytes;  // the watermark
     for (const auto& e : batch) batch_bytes += e.header.size() + e.payload.size();
     written_batch written;
     if (_segment_size > wal_magic.size() && _segment_size + batch_bytes > _options.segment_bytes) {

@@ -131,6 +131,7 @@ private:
     void flush(flush_due due);
     // Replaces the threads' flush descriptors with new ones on `path`; 0 or an errno.
     int reopen_sync_descriptors(const std::filesystem::path& path);
+    // Writes a watermark, then the records, after the open segment's records.
     status write_batch(const std::vector<entry>& batch);
     // Answers, in log order, every batch whose bytes a finished flush covers.
     void deliver_durable();

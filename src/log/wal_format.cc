@@ -2,14 +2,8 @@
 
 #include <zlib.h>
 
-#include <cstring>
-
 namespace dstream::log {
 namespace {
-
-void put_le(std::string& out, std::uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
 
 std::uint64_t get_le(std::string_view in, std::size_t at, int bytes) {
     std::uint64_t v = 0;
@@ -31,19 +25,23 @@ std::uint32_t checksum(std::string_view covered) {
 
 wal_record_header make_wal_record_header(std::uint32_t group, std::uint64_t index,
                                          std::string_view payload) {
-    std::string head;
-    head.reserve(wal_record_header_bytes);
-    put_le(head, payload.size(), 4);
-    put_le(head, 0, 4);  // checksum, filled below
-    put_le(head, group, 4);
-    put_le(head, index, 8);
+    // Filled in place: a record header is made for every write.
+    wal_record_header head{};
+    const auto put = [&head](std::size_t at, std::uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; ++i) head[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+    };
+    put(0, payload.size(), 4);
+    put(8, group, 4);
+    put(12, index, 8);
     uLong crc = crc32(0L, Z_NULL, 0);
     crc = crc32(crc, reinterpret_cast<const Bytef*>(head.data() + 8), 12);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size()));
-    for (int i = 0; i < 4; ++i) head[4 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
-    wal_record_header out{};
-    std::memcpy(out.data(), head.data(), wal_record_header_bytes);
-    return out;
+    // zlib's crc32 given a null buffer starts over: an empty payload has none.
+    if (!payload.empty()) {
+        crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()),
+                    static_cast<uInt>(payload.size()));
+    }
+    put(4, crc, 4);
+    return head;
 }
 
 void append_wal_record(std::string& out, std::uint32_t group, std::uint64_t index,
@@ -53,7 +51,8 @@ void append_wal_record(std::string& out, std::uint32_t group, std::uint64_t inde
     out.append(payload);
 }
 
-wal_decode_status decode_wal_record(std::string_view in, wal_record& record, std::size_t& consumed) {
+wal_decode_status decode_wal_record(std::string_view in, wal_record& record,
+                                    std::size_t& consumed) {
     if (in.size() < wal_record_header_bytes) return wal_decode_status::truncated;
     const auto length = static_cast<std::uint32_t>(get_le(in, 0, 4));
     if (length > wal_max_payload_bytes) return wal_decode_status::corrupt;

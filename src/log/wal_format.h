@@ -1,9 +1,13 @@
 #pragma once
 // The byte format of write-ahead log segments (docs/disk-format.md).
 //
-// A segment starts with the 8-byte magic "DSTRWAL1". Then records:
+// A segment starts with an 8-byte magic. Then records:
 //   u32 payload_length | u32 crc32 | u32 group | u64 index | payload
 // little-endian; crc32 (zlib's CRC-32) covers group, index and payload.
+// In a "DSTRWAL2" segment every batch of records written at once begins with
+// a watermark: a record of group wal_watermark_group, no payload, whose index
+// is the segment offset up to which the log was durable when the batch was
+// written. A "DSTRWAL1" segment promises no watermarks.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -11,7 +15,9 @@
 
 namespace dstream::log {
 
-inline constexpr std::string_view wal_magic = "DSTRWAL1";
+inline constexpr std::string_view wal_magic = "DSTRWAL2";
+inline constexpr std::string_view wal_magic_without_watermarks = "DSTRWAL1";
+inline constexpr std::uint32_t wal_watermark_group = 0xffffffff;
 inline constexpr std::size_t wal_record_header_bytes = 20;
 // A record never exceeds this: the largest command is a 32 MiB body plus headers.
 inline constexpr std::uint32_t wal_max_payload_bytes = 64u << 20;

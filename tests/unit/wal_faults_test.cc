@@ -290,7 +290,8 @@ TEST_F(WalFaults, ASegmentSwitchWaitsForTheFlushInFlight) {
         SCOPED_TRACE(fails ? "the flush fails" : "the flush succeeds");
         faulty_wal w;
         flush_gate gate(w.io);
-        w.open(300);  // records of 128 bytes: two fit in a segment, not three
+        // Batches of one 128-byte record and a 20-byte watermark: two fit, not three.
+        w.open(340);
         ASSERT_EQ(w.write(1), std::nullopt);
         gate.hold();
         w.wal->submit(0, 2, payload(2), &w.sink);
@@ -356,8 +357,9 @@ TEST_F(WalFaults, ATornTailLeftByAPowerCutIsCutOnReopen) {
     gate.hold();
     wal->submit(0, 3, payload(3), &sink);
     ASSERT_TRUE(gate.wait_arrivals(1));
-    // Record 3 is written, not flushed: the cut keeps its header and 5 bytes.
-    io.power_cut(".wal", wal_record_header_bytes + 5);
+    // Record 3 is written, not flushed: the cut keeps its batch's watermark,
+    // its header and 5 bytes.
+    io.power_cut(".wal", 2 * wal_record_header_bytes + 5);
     gate.open();
     (void)sink.wait(3);  // an answer after the power cut reaches nobody
     wal_recovery info;
@@ -424,7 +426,8 @@ TEST_F(WalFaults, ASegmentThatCannotBePreparedLeavesTheSwitchesToMakeTheirOwn) {
     open(200, std::chrono::milliseconds(1), true);
     for (std::uint64_t i = 1; i <= 5; ++i) ASSERT_EQ(write(i), std::nullopt);
     EXPECT_GT(io.fired(), 0);
-    EXPECT_FALSE(fs::exists(wal_dir() / "next-segment.prepared"));
+    wal->stop();
+    EXPECT_FALSE(fs::exists(wal_dir() / "next-segment.prepared")) << "a failed one is removed";
     for (const auto& e : fs::directory_iterator(wal_dir())) {
         EXPECT_LT(fs::file_size(e.path()), 200u) << e.path() << " grew as written";
     }
@@ -435,15 +438,17 @@ TEST_F(WalFaults, ASegmentThatCannotBePreparedLeavesTheSwitchesToMakeTheirOwn) {
 // not the end of the file: the record is still cut, and the log goes on.
 TEST_F(WalFaults, ATornTailInAPreparedSegmentIsCutOnReopen) {
     flush_gate gate(io);
-    open(1024, std::chrono::milliseconds(1), true);
-    ASSERT_TRUE(wait_prepared(1024));
-    for (std::uint64_t i = 1; i <= 8; ++i) ASSERT_EQ(write(i), std::nullopt);  // 7 fit in one
+    // Batches of one record: 148 bytes with the watermark; 7 fit in a segment.
+    constexpr std::uint64_t segment_bytes = 1100;
+    open(segment_bytes, std::chrono::milliseconds(1), true);
+    ASSERT_TRUE(wait_prepared(segment_bytes));
+    for (std::uint64_t i = 1; i <= 8; ++i) ASSERT_EQ(write(i), std::nullopt);
     const fs::path second = wal_dir() / "00000000000000000008.wal";
-    ASSERT_EQ(fs::file_size(second), 1024u) << "record 8 began the prepared segment";
+    ASSERT_EQ(fs::file_size(second), segment_bytes) << "record 8 began the prepared segment";
     gate.hold();
     wal->submit(0, 9, payload(9), &sink);
     ASSERT_TRUE(gate.wait_arrivals(1));
-    io.power_cut(".wal", wal_record_header_bytes + 5);
+    io.power_cut(".wal", 2 * wal_record_header_bytes + 5);
     gate.open();
     (void)sink.wait(9);
     wal_recovery info;
@@ -451,7 +456,7 @@ TEST_F(WalFaults, ATornTailInAPreparedSegmentIsCutOnReopen) {
     EXPECT_EQ(crash_and_recover(&info), durable);
     EXPECT_TRUE(info.torn_tail_cut);
 
-    open(1024, std::chrono::milliseconds(1), true);
+    open(segment_bytes, std::chrono::milliseconds(1), true);
     EXPECT_EQ(write(9), std::nullopt) << "the log goes on after the cut";
     EXPECT_EQ(write(10), std::nullopt);
     auto all = durable;

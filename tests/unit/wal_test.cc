@@ -210,13 +210,18 @@ TEST(NodeWal, CutsATornTailAndKeepsEverythingBeforeIt) {
     EXPECT_FALSE(info.torn_tail_cut);
 }
 
+// Records written after the damaged one was durable (here by a later run)
+// carry a watermark beyond it: the damage is corruption, not a torn write.
 TEST(NodeWal, RefusesToStartOnDamageFollowedByValidRecords) {
     temp_dir dir;
     write_records(dir.path, 1, 10);
+    write_records(dir.path, 2, 10);
     const fs::path segment = only_segment(dir.path);
+    const std::size_t first_record =
+        wal_magic.size() + wal_record_header_bytes;  // after a watermark
     {
         std::fstream f(segment, std::ios::in | std::ios::out | std::ios::binary);
-        f.seekp(static_cast<std::streamoff>(wal_magic.size() + wal_record_header_bytes + 3));
+        f.seekp(static_cast<std::streamoff>(first_record + wal_record_header_bytes + 3));
         f.put('#');  // inside the first record's payload
     }
     node_wal wal({dir.path});
@@ -226,8 +231,7 @@ TEST(NodeWal, RefusesToStartOnDamageFollowedByValidRecords) {
     } catch (const wal_corruption& e) {
         const std::string what = e.what();
         EXPECT_NE(what.find(segment.filename().string()), std::string::npos) << what;
-        EXPECT_NE(what.find("offset " + std::to_string(wal_magic.size())), std::string::npos)
-            << what;
+        EXPECT_NE(what.find("offset " + std::to_string(first_record)), std::string::npos) << what;
     }
 }
 
@@ -292,9 +296,9 @@ TEST(NodeWal, ZerosAfterTheLastRecordAreRoomNotDamage) {
     EXPECT_EQ(fs::file_size(segment), 64u * 1024);
     std::ifstream in(segment, std::ios::binary);
     in.seekg(static_cast<std::streamoff>(records_end));
-    char first = 0;
-    in.get(first);
-    EXPECT_NE(first, '\0') << "record 11 follows record 10";
+    std::string next(wal_record_header_bytes, '\0');
+    in.read(next.data(), static_cast<std::streamsize>(next.size()));
+    EXPECT_NE(next, std::string(next.size(), '\0')) << "record 11's batch follows record 10";
     node_wal wal({dir.path});
     const auto seen = recover_all(wal);
     ASSERT_EQ(seen.size(), 11u);
@@ -355,6 +359,68 @@ TEST(NodeWal, RefusesToStartBeforeRecovery) {
     write_records(dir.path, 1, 3);
     node_wal wal({dir.path});
     EXPECT_THROW(wal.start(), std::logic_error);
+}
+
+// Three batches of one record each, the second lost (zeros) in a crash; the
+// third's watermark says how far the log was durable when it was written.
+struct segment_with_a_hole {
+    std::string bytes;
+    std::size_t second = 0;  // where the lost batch begins
+};
+segment_with_a_hole hole_in_the_middle(std::string_view magic, bool third_after_second_flushed) {
+    segment_with_a_hole s;
+    s.bytes = std::string(magic);
+    append_wal_record(s.bytes, wal_watermark_group, s.bytes.size(), {});
+    append_wal_record(s.bytes, 1, 1, "first");
+    s.second = s.bytes.size();
+    append_wal_record(s.bytes, wal_watermark_group, s.second, {});
+    append_wal_record(s.bytes, 1, 2, "second");
+    const std::size_t third = s.bytes.size();
+    append_wal_record(s.bytes, wal_watermark_group, third_after_second_flushed ? third : s.second,
+                      {});
+    append_wal_record(s.bytes, 1, 3, "third");
+    std::fill(s.bytes.begin() + static_cast<std::ptrdiff_t>(s.second),
+              s.bytes.begin() + static_cast<std::ptrdiff_t>(third), '\0');
+    return s;
+}
+
+void write_file(const fs::path& path, std::string_view bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Flushes overlap, and the disk may write a later batch before an earlier
+// one: batches that were never durable can follow a hole. Their watermark
+// shows it, and recovery cuts them with the hole.
+TEST(NodeWal, CutsUnflushedBatchesThatReachedTheDiskBeforeAnEarlierOne) {
+    temp_dir dir;
+    const auto s = hole_in_the_middle(wal_magic, false);
+    const fs::path segment = dir.path / "00000000000000000001.wal";
+    write_file(segment, s.bytes);
+    node_wal wal({dir.path});
+    wal_recovery info;
+    const auto seen = recover_all(wal, &info);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].payload, "first");
+    EXPECT_TRUE(info.torn_tail_cut);
+    EXPECT_EQ(fs::file_size(segment), s.second);
+}
+
+TEST(NodeWal, RefusesAHoleThatALaterWatermarkCoversAsDurable) {
+    temp_dir dir;
+    const auto s = hole_in_the_middle(wal_magic, true);
+    write_file(dir.path / "00000000000000000001.wal", s.bytes);
+    node_wal wal({dir.path});
+    EXPECT_THROW(recover_all(wal), wal_corruption);
+}
+
+// A segment of the first format promises no watermarks: any valid record
+// after damage makes it corruption, as it always did.
+TEST(NodeWal, RefusesAHoleInASegmentWithoutWatermarks) {
+    temp_dir dir;
+    const auto s = hole_in_the_middle(wal_magic_without_watermarks, false);
+    write_file(dir.path / "00000000000000000001.wal", s.bytes);
+    node_wal wal({dir.path});
+    EXPECT_THROW(recover_all(wal), wal_corruption);
 }
 
 TEST(NodeWal, DeletesSegmentsOnceCheckpointsCoverThem) {
