@@ -329,6 +329,10 @@ void node_wal::prepare_loop() {
         lock.unlock();
         const bool made = prepare_segment();
         lock.lock();
+        if (made && _preparing_failed) {
+            spdlog::info("WAL: the next segment is prepared again");
+        }
+        _preparing_failed = !made && !_preparing_over;
         if (made) {
             _prepared_ready = true;
         } else {
@@ -360,16 +364,17 @@ bool node_wal::prepare_segment() {
         if (ok && size % flush_every < piece) ok = _io.fdatasync(fd) == 0;
     }
     ok = ok && _io.fdatasync(fd) == 0;
+    const int failure = ok ? 0 : errno;
     if (fd >= 0) _io.close(fd);
     if (!ok) {
-        bool stopping = false;
+        bool quiet = false;
         {
             std::lock_guard lock(_prepared_mutex);
-            stopping = _preparing_over;
+            quiet = _preparing_over || _preparing_failed;  // stopping, or said already
         }
-        if (!stopping) {
+        if (!quiet) {
             spdlog::warn("WAL: cannot prepare the next segment ({}); segments grow as written",
-                         std::strerror(errno));
+                         std::strerror(failure));
         }
         (void)_io.unlink(path.c_str());
     }

@@ -215,6 +215,7 @@ private:
     bool _prepared_ready = false;
     bool _prepared_taken = false;
     bool _preparing_over = false;
+    bool _preparing_failed = false;  // the last try failed (warned once per streak)
     std::thread _preparer;
 };
 
