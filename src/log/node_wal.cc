@@ -348,7 +348,9 @@ bool node_wal::prepare_segment() {
     const fs::path path = prepared_path();
     const int fd = _io.open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     bool ok = fd >= 0 && write_all(_io, fd, wal_magic);
-    static const std::string zeros(1u << 20, '\0');
+    // Static storage, never written: its pages stay the kernel's zero page,
+    // which costs no resident memory.
+    static std::array<char, 1u << 20> zeros;
     std::uint64_t size = wal_magic.size();
     // Flushed a few MiB at a time: one long flush would hold the log's own
     // behind it on the device.
@@ -359,7 +361,7 @@ bool node_wal::prepare_segment() {
             if (_preparing_over) ok = false;
         }
         const auto piece = std::min<std::uint64_t>(zeros.size(), _options.segment_bytes - size);
-        ok = ok && write_all(_io, fd, std::string_view(zeros).substr(0, piece));
+        ok = ok && write_all(_io, fd, std::string_view(zeros.data(), piece));
         size += piece;
         if (ok && size % flush_every < piece) ok = _io.fdatasync(fd) == 0;
     }
