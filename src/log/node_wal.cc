@@ -136,11 +136,6 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             }
             throw wal_corruption("WAL segment " + path.string() + " has a bad header at offset 0");
         }
-        if (first != _next_sequence && i > 0) {
-            throw wal_corruption("WAL segment " + path.string() + " begins at record " +
-                                 std::to_string(first) + " but the segment before it ends at " +
-                                 std::to_string(_next_sequence));
-        }
         at = wal_magic.size();
         std::uint64_t sequence = first;
         // A prepared segment ends in zeros its records have not reached.
@@ -178,6 +173,21 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             visit(record.group, record.index, record.payload);
             ++result.records;
             ++sequence;
+        }
+        if (first != _next_sequence && i > 0) {
+            if (sequence == first) {
+                // No record: left by a switch that failed, whose removal a
+                // crash undid. The records went on in the segment before it.
+                spdlog::warn("WAL {}: removing an empty segment a failed switch left",
+                             path.string());
+                if (_io.unlink(path.c_str()) != 0) {
+                    throw std::runtime_error(errno_text("cannot remove", path));
+                }
+                continue;
+            }
+            throw wal_corruption("WAL segment " + path.string() + " begins at record " +
+                                 std::to_string(first) + " but the segment before it ends at " +
+                                 std::to_string(_next_sequence));
         }
         ++result.segments;
         _metrics.segments.add(1);

@@ -89,6 +89,10 @@ fs::path only_segment(const fs::path& dir) {
     return files.front();
 }
 
+void write_file(const fs::path& path, std::string_view bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
 TEST(WalFormat, RecordRoundTripsAndDetectsDamage) {
     std::string bytes;
     append_wal_record(bytes, 7, 42, "hello");
@@ -344,6 +348,33 @@ TEST(NodeWal, RefusesToStartWhenAClosedSegmentLostItsLastRecords) {
     }
 }
 
+// A switch that fails removes the segment it began; a crash can undo the
+// removal. That segment holds no record and a name the log has passed.
+TEST(NodeWal, AnEmptySegmentAFailedSwitchLeftIsRemoved) {
+    for (const bool last : {false, true}) {
+        SCOPED_TRACE(last ? "the newest segment" : "between two others");
+        temp_dir dir;
+        for (std::uint32_t group = 1; group <= 2; ++group) write_records(dir.path, group, 6, 1024);
+        std::vector<fs::path> segments;
+        for (const auto& e : fs::directory_iterator(dir.path)) segments.push_back(e.path());
+        std::sort(segments.begin(), segments.end());
+        ASSERT_EQ(segments.size(), 2u);
+        if (last) fs::remove(segments[1]);
+        const fs::path leftover = dir.path / "00000000000000000004.wal";
+        write_file(leftover, wal_magic);
+        node_wal wal({dir.path, 1024});
+        EXPECT_EQ(recover_all(wal).size(), last ? 6u : 12u);
+        EXPECT_FALSE(fs::exists(leftover));
+        wal.start();
+        recording_sink sink;
+        wal.submit(3, 1, "after", &sink);
+        ASSERT_TRUE(sink.wait_for(1));
+        wal.stop();
+        node_wal again({dir.path, 1024});
+        EXPECT_EQ(recover_all(again).size(), last ? 7u : 13u);
+    }
+}
+
 TEST(NodeWal, APreparedSegmentLeftByAnEarlierRunIsRemovedAtStart) {
     temp_dir dir;
     write_records(dir.path, 1, 3);
@@ -382,10 +413,6 @@ segment_with_a_hole hole_in_the_middle(std::string_view magic, bool third_after_
     std::fill(s.bytes.begin() + static_cast<std::ptrdiff_t>(s.second),
               s.bytes.begin() + static_cast<std::ptrdiff_t>(third), '\0');
     return s;
-}
-
-void write_file(const fs::path& path, std::string_view bytes) {
-    std::ofstream(path, std::ios::binary) << bytes;
 }
 
 // Flushes overlap, and the disk may write a later batch before an earlier
