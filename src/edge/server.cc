@@ -237,7 +237,7 @@ asio::awaitable<void> server::accept_loop() {
     asio::steady_timer timer(_io);
     while (_acceptor.is_open()) {
         boost::system::error_code ec;
-        const connection_executor strand = asio::make_strand(_io);
+        const connection_executor strand(_io);
         connection_socket socket =
             co_await _acceptor.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {

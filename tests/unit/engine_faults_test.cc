@@ -162,7 +162,7 @@ private:
 // or a snapshot publish.
 edge::response edge_answer(const state::apply_result& r, bool publish = false) {
     asio::io_context io;
-    edge::connection_stream stream(asio::make_strand(io));
+    edge::connection_stream stream{edge::connection_executor(io)};
     edge::request req{boost::beast::http::verb::post, "/v1/stream/s", 11};
     edge::edge_options options;
     edge::answer_summary summary;

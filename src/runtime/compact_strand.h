@@ -1,0 +1,114 @@
+#pragma once
+// A strand executor one pointer wide. Asio's strand on an io_context is 24
+// bytes: too big for the 16-byte buffer of any_io_executor, so every copy of
+// a connection's executor into an awaitable handler, and every preference
+// taken on it (blocking, outstanding work, at each asynchronous operation),
+// allocated. This one points at a shared, counted strand, so it fits, and
+// those copies only count references, as Asio's strand copies do.
+//
+// It supports what any_io_executor asks of an executor: execute, the context
+// query, and blocking.never / blocking.possibly. Other preferences
+// (outstanding work, relationship) are accepted and ignored, as preferences
+// may be: its operations complete on the context that runs them, so no work
+// needs counting on another.
+#include <atomic>
+#include <cstddef>
+#include <utility>
+
+#include <boost/asio/execution.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/require.hpp>
+#include <boost/asio/strand.hpp>
+
+namespace dstream::runtime {
+
+namespace detail {
+
+struct shared_strand {
+    explicit shared_strand(boost::asio::io_context& io) : strand(boost::asio::make_strand(io)) {}
+    std::atomic<std::size_t> references{1};
+    boost::asio::strand<boost::asio::io_context::executor_type> strand;
+};
+
+}  // namespace detail
+
+template <bool NeverBlocks>
+class basic_compact_strand {
+public:
+    explicit basic_compact_strand(boost::asio::io_context& io)
+        : _shared(new detail::shared_strand(io)) {}
+    basic_compact_strand(const basic_compact_strand& other) noexcept : _shared(other._shared) {
+        acquire();
+    }
+    basic_compact_strand(basic_compact_strand&& other) noexcept
+        : _shared(std::exchange(other._shared, nullptr)) {}
+    basic_compact_strand& operator=(basic_compact_strand other) noexcept {
+        std::swap(_shared, other._shared);
+        return *this;
+    }
+    ~basic_compact_strand() { release(); }
+
+    template <typename Function>
+    void execute(Function&& f) const {
+        if constexpr (NeverBlocks) {
+            boost::asio::execution::execute(
+                boost::asio::require(_shared->strand, boost::asio::execution::blocking.never),
+                std::forward<Function>(f));
+        } else {
+            boost::asio::execution::execute(_shared->strand, std::forward<Function>(f));
+        }
+    }
+
+    boost::asio::io_context& query(boost::asio::execution::context_t) const noexcept {
+        return boost::asio::query(_shared->strand, boost::asio::execution::context);
+    }
+    static constexpr boost::asio::execution::blocking_t query(
+        boost::asio::execution::blocking_t) noexcept {
+        if constexpr (NeverBlocks) {
+            return boost::asio::execution::blocking.never;
+        } else {
+            return boost::asio::execution::blocking.possibly;
+        }
+    }
+    basic_compact_strand<true> require(boost::asio::execution::blocking_t::never_t) const {
+        return basic_compact_strand<true>(_shared);
+    }
+    basic_compact_strand<false> require(boost::asio::execution::blocking_t::possibly_t) const {
+        return basic_compact_strand<false>(_shared);
+    }
+
+    // True inside a function this strand runs.
+    bool running_in_this_thread() const noexcept {
+        return _shared->strand.running_in_this_thread();
+    }
+
+    friend bool operator==(const basic_compact_strand& a, const basic_compact_strand& b) noexcept {
+        return a._shared == b._shared;
+    }
+    friend bool operator!=(const basic_compact_strand& a, const basic_compact_strand& b) noexcept {
+        return a._shared != b._shared;
+    }
+
+private:
+    template <bool>
+    friend class basic_compact_strand;
+
+    explicit basic_compact_strand(detail::shared_strand* shared) noexcept : _shared(shared) {
+        acquire();
+    }
+    void acquire() const noexcept {
+        if (_shared) _shared->references.fetch_add(1, std::memory_order_relaxed);
+    }
+    void release() noexcept {
+        if (_shared && _shared->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            delete _shared;
+        }
+    }
+
+    detail::shared_strand* _shared;
+};
+
+// A strand's executor as a connection uses it (a post never runs inline).
+using compact_strand = basic_compact_strand<false>;
+
+}  // namespace dstream::runtime
