@@ -7,10 +7,10 @@
 // those copies only count references, as Asio's strand copies do.
 //
 // It supports what any_io_executor asks of an executor: execute, the context
-// query, and blocking.never / blocking.possibly. Other preferences
-// (outstanding work, relationship) are accepted and ignored, as preferences
-// may be: its operations complete on the context that runs them, so no work
-// needs counting on another.
+// query, blocking.never / blocking.possibly, and outstanding_work.tracked /
+// untracked (a tracked copy keeps the io_context's run() going, as a parked
+// coroutine's handler must). The relationship preference is accepted and
+// ignored, as preferences may be.
 #include <atomic>
 #include <cstddef>
 #include <utility>
@@ -32,21 +32,26 @@ struct shared_strand {
 
 }  // namespace detail
 
-template <bool NeverBlocks>
+template <bool NeverBlocks, bool Tracked = false>
 class basic_compact_strand {
 public:
     explicit basic_compact_strand(boost::asio::io_context& io)
         : _shared(new detail::shared_strand(io)) {}
     basic_compact_strand(const basic_compact_strand& other) noexcept : _shared(other._shared) {
         acquire();
+        start_work();
     }
     basic_compact_strand(basic_compact_strand&& other) noexcept
         : _shared(std::exchange(other._shared, nullptr)) {}
     basic_compact_strand& operator=(basic_compact_strand other) noexcept {
+        // Both count work on the same context (or none): swapping keeps the counts.
         std::swap(_shared, other._shared);
         return *this;
     }
-    ~basic_compact_strand() { release(); }
+    ~basic_compact_strand() {
+        finish_work();
+        release();
+    }
 
     template <typename Function>
     void execute(Function&& f) const {
@@ -70,11 +75,28 @@ public:
             return boost::asio::execution::blocking.possibly;
         }
     }
-    basic_compact_strand<true> require(boost::asio::execution::blocking_t::never_t) const {
-        return basic_compact_strand<true>(_shared);
+    static constexpr boost::asio::execution::outstanding_work_t query(
+        boost::asio::execution::outstanding_work_t) noexcept {
+        if constexpr (Tracked) {
+            return boost::asio::execution::outstanding_work.tracked;
+        } else {
+            return boost::asio::execution::outstanding_work.untracked;
+        }
     }
-    basic_compact_strand<false> require(boost::asio::execution::blocking_t::possibly_t) const {
-        return basic_compact_strand<false>(_shared);
+    basic_compact_strand<true, Tracked> require(boost::asio::execution::blocking_t::never_t) const {
+        return basic_compact_strand<true, Tracked>(_shared);
+    }
+    basic_compact_strand<false, Tracked> require(
+        boost::asio::execution::blocking_t::possibly_t) const {
+        return basic_compact_strand<false, Tracked>(_shared);
+    }
+    basic_compact_strand<NeverBlocks, true> require(
+        boost::asio::execution::outstanding_work_t::tracked_t) const {
+        return basic_compact_strand<NeverBlocks, true>(_shared);
+    }
+    basic_compact_strand<NeverBlocks, false> require(
+        boost::asio::execution::outstanding_work_t::untracked_t) const {
+        return basic_compact_strand<NeverBlocks, false>(_shared);
     }
 
     // True inside a function this strand runs.
@@ -90,11 +112,22 @@ public:
     }
 
 private:
-    template <bool>
+    template <bool, bool>
     friend class basic_compact_strand;
 
     explicit basic_compact_strand(detail::shared_strand* shared) noexcept : _shared(shared) {
         acquire();
+        start_work();
+    }
+    void start_work() const noexcept {
+        if constexpr (Tracked) {
+            if (_shared) _shared->strand.get_inner_executor().on_work_started();
+        }
+    }
+    void finish_work() const noexcept {
+        if constexpr (Tracked) {
+            if (_shared) _shared->strand.get_inner_executor().on_work_finished();
+        }
     }
     void acquire() const noexcept {
         if (_shared) _shared->references.fetch_add(1, std::memory_order_relaxed);

@@ -1,9 +1,12 @@
 // runtime::compact_strand: a strand (never two of its functions at once,
 // through any number of copies and type-erased wrappers), small enough for
-// any_io_executor's buffer, alive as long as a copy is.
+// any_io_executor's buffer, alive as long as a copy is, and a tracked copy
+// counts as work.
 #include "runtime/compact_strand.h"
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -31,14 +34,14 @@ TEST(CompactStrand, NeverRunsTwoOfItsFunctionsAtOnce) {
     int total = 0;  // not atomic: the strand is what orders the increments
     std::atomic<int> inside{0};
     std::atomic<bool> overlapped{false};
+    std::atomic<int> busy{0};
     for (int i = 0; i < count; ++i) {
         // Half through the erased type every asynchronous operation uses.
         const auto work = [&] {
             if (inside.fetch_add(1) != 0) overlapped = true;
             ++total;
             // Long enough that two threads running them unordered would overlap.
-            for (volatile int spin = 0; spin < 500; spin = spin + 1) {
-            }
+            for (int k = 0; k < 500; ++k) busy.fetch_add(1, std::memory_order_relaxed);
             inside.fetch_sub(1);
         };
         if (i % 2 == 0) {
@@ -79,6 +82,27 @@ TEST(CompactStrand, AQueuedCopyKeepsTheStrandAlive) {
     }
     io.run();  // the original and its wrapper are gone; the queued copy is not
     EXPECT_TRUE(ran);
+}
+
+// A coroutine parked on a slot has only its handler's tracked executor to
+// keep the context running.
+TEST(CompactStrand, ATrackedCopyKeepsTheContextRunning) {
+    asio::io_context io;
+    const compact_strand strand(io);
+    std::optional<asio::any_io_executor> work(
+        asio::prefer(asio::any_io_executor(strand), asio::execution::outstanding_work.tracked));
+    EXPECT_EQ(asio::query(*work, asio::execution::outstanding_work),
+              asio::execution::outstanding_work.tracked);
+    std::atomic<bool> returned{false};
+    std::thread runner([&] {
+        io.run();
+        returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(returned) << "run() must wait while tracked work is held";
+    asio::post(strand, [&] { work.reset(); });
+    runner.join();
+    EXPECT_TRUE(returned);
 }
 
 TEST(CompactStrand, CopiesAreEqualAndStrandsAreNot) {

@@ -360,10 +360,17 @@ TEST(NodeWal, AnEmptySegmentAFailedSwitchLeftIsRemoved) {
         std::sort(segments.begin(), segments.end());
         ASSERT_EQ(segments.size(), 2u);
         if (last) fs::remove(segments[1]);
+        std::size_t records = 0;
+        {
+            node_wal before({dir.path, 1024});
+            records = recover_all(before).size();
+        }
+        // Batches vary: the name only needs to sort after the first segment
+        // and be one the log has passed.
         const fs::path leftover = dir.path / "00000000000000000004.wal";
         write_file(leftover, wal_magic);
         node_wal wal({dir.path, 1024});
-        EXPECT_EQ(recover_all(wal).size(), last ? 6u : 12u);
+        EXPECT_EQ(recover_all(wal).size(), records);
         EXPECT_FALSE(fs::exists(leftover));
         wal.start();
         recording_sink sink;
@@ -371,7 +378,7 @@ TEST(NodeWal, AnEmptySegmentAFailedSwitchLeftIsRemoved) {
         ASSERT_TRUE(sink.wait_for(1));
         wal.stop();
         node_wal again({dir.path, 1024});
-        EXPECT_EQ(recover_all(again).size(), last ? 7u : 13u);
+        EXPECT_EQ(recover_all(again).size(), records + 1);
     }
 }
 
