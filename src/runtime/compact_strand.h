@@ -36,7 +36,9 @@ template <bool NeverBlocks, bool Tracked = false>
 class basic_compact_strand {
 public:
     explicit basic_compact_strand(boost::asio::io_context& io)
-        : _shared(new detail::shared_strand(io)) {}
+        : _shared(new detail::shared_strand(io)) {
+        start_work();
+    }
     basic_compact_strand(const basic_compact_strand& other) noexcept : _shared(other._shared) {
         acquire();
         start_work();
@@ -44,7 +46,8 @@ public:
     basic_compact_strand(basic_compact_strand&& other) noexcept
         : _shared(std::exchange(other._shared, nullptr)) {}
     basic_compact_strand& operator=(basic_compact_strand other) noexcept {
-        // Both count work on the same context (or none): swapping keeps the counts.
+        // Copy and swap: the copy's reference (and work) become ours, and
+        // ours leave with it.
         std::swap(_shared, other._shared);
         return *this;
     }
