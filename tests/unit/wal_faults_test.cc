@@ -208,6 +208,19 @@ protected:
     }
 };
 
+// Record 1 is written and record 2 needs a new segment: `what` (on the
+// directory for the "directory" case, else on the segment) refuses it, and
+// the log goes on with records 3 and 4.
+void refuse_record_2_at_the_switch(faulty_wal& w, const std::string& name,
+                                   const std::pair<file_op, fault>& what) {
+    w.io.inject(what.first, name == "directory" ? "/wal" : ".wal", what.second);
+    EXPECT_EQ(w.write(2), error_code::wal_disk_pressure);
+    EXPECT_EQ(w.io.fired(), 1);
+    EXPECT_EQ(w.write(3), std::nullopt);
+    EXPECT_EQ(w.write(4), std::nullopt);
+    EXPECT_EQ(w.crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
+}
+
 struct write_fault_case {
     const char* name;
     std::vector<fault> faults;  // on the next writes of the segment, in turn
@@ -387,12 +400,7 @@ TEST_F(WalFaults, ASegmentThatCannotBeBegunRefusesItsBatchAndTheLogGoesOn) {
         faulty_wal w;
         w.open(200);  // records of 100-odd bytes: each batch after the first needs a new segment
         ASSERT_EQ(w.write(1), std::nullopt);
-        w.io.inject(what.first, name == std::string("directory") ? "/wal" : ".wal", what.second);
-        EXPECT_EQ(w.write(2), error_code::wal_disk_pressure);
-        EXPECT_EQ(w.io.fired(), 1);
-        EXPECT_EQ(w.write(3), std::nullopt);
-        EXPECT_EQ(w.write(4), std::nullopt);
-        EXPECT_EQ(w.crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
+        refuse_record_2_at_the_switch(w, name, what);
     }
 }
 
@@ -410,12 +418,7 @@ TEST_F(WalFaults, APreparedSegmentThatCannotBeOpenedRefusesItsBatchAndTheLogGoes
         w.open(200, std::chrono::milliseconds(1), true);
         ASSERT_EQ(w.write(1), std::nullopt);
         ASSERT_TRUE(w.wait_prepared(200));
-        w.io.inject(what.first, name == std::string("directory") ? "/wal" : ".wal", what.second);
-        EXPECT_EQ(w.write(2), error_code::wal_disk_pressure);
-        EXPECT_EQ(w.io.fired(), 1);
-        EXPECT_EQ(w.write(3), std::nullopt);
-        EXPECT_EQ(w.write(4), std::nullopt);
-        EXPECT_EQ(w.crash_and_recover(), (std::vector<std::uint64_t>{1, 3, 4}));
+        refuse_record_2_at_the_switch(w, name, what);
     }
 }
 

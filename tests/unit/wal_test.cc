@@ -439,22 +439,22 @@ TEST(NodeWal, CutsUnflushedBatchesThatReachedTheDiskBeforeAnEarlierOne) {
     EXPECT_EQ(fs::file_size(segment), s.second);
 }
 
-TEST(NodeWal, RefusesAHoleThatALaterWatermarkCoversAsDurable) {
+void expect_hole_refused(std::string_view magic, bool third_after_second_flushed) {
     temp_dir dir;
-    const auto s = hole_in_the_middle(wal_magic, true);
-    write_file(dir.path / "00000000000000000001.wal", s.bytes);
+    write_file(dir.path / "00000000000000000001.wal",
+               hole_in_the_middle(magic, third_after_second_flushed).bytes);
     node_wal wal({dir.path});
     EXPECT_THROW(recover_all(wal), wal_corruption);
+}
+
+TEST(NodeWal, RefusesAHoleThatALaterWatermarkCoversAsDurable) {
+    expect_hole_refused(wal_magic, true);
 }
 
 // A segment of the first format promises no watermarks: any valid record
 // after damage makes it corruption, as it always did.
 TEST(NodeWal, RefusesAHoleInASegmentWithoutWatermarks) {
-    temp_dir dir;
-    const auto s = hole_in_the_middle(wal_magic_without_watermarks, false);
-    write_file(dir.path / "00000000000000000001.wal", s.bytes);
-    node_wal wal({dir.path});
-    EXPECT_THROW(recover_all(wal), wal_corruption);
+    expect_hole_refused(wal_magic_without_watermarks, false);
 }
 
 TEST(NodeWal, DeletesSegmentsOnceCheckpointsCoverThem) {
