@@ -142,7 +142,9 @@ result<std::vector<object_entry>> local_dir_object_store::list(const std::string
         // An object removed while the listing runs is simply not listed.
         std::error_code gone;
         if (!it->is_regular_file(gone)) continue;
-        std::string rel = fs::relative(it->path(), _root).string();
+        // By the names alone: resolving them on the disk (fs::relative)
+        // throws for one removed meanwhile.
+        std::string rel = it->path().lexically_relative(_root).string();
         if (rel.ends_with(temporary_suffix)) continue;
         const std::uint64_t bytes = it->file_size(gone);
         if (gone) continue;

@@ -1,14 +1,16 @@
 // The local directory object store: whole objects or none, streamed writers,
 // sizes and listings (the cold tier's interface, S3-shaped).
-#include "storage/local_dir_object_store.h"
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "storage/local_dir_object_store.h"
 
 namespace dstream::storage {
 namespace {
@@ -26,9 +28,9 @@ protected:
 
     // Every file under the store's directory, temporary ones included.
     std::size_t files_on_disk() const {
-        return static_cast<std::size_t>(std::count_if(fs::recursive_directory_iterator(_root),
-                                                      fs::recursive_directory_iterator(),
-                                                      [](const auto& e) { return e.is_regular_file(); }));
+        return static_cast<std::size_t>(std::count_if(
+            fs::recursive_directory_iterator(_root), fs::recursive_directory_iterator(),
+            [](const auto& e) { return e.is_regular_file(); }));
     }
 
     std::unique_ptr<object_writer> open_writer(const std::string& key) {
@@ -36,6 +38,8 @@ protected:
         EXPECT_TRUE(opened);
         return std::move(opened).value();
     }
+
+    const fs::path& root() const { return _root; }
 
     std::unique_ptr<local_dir_object_store> store;
 
@@ -133,13 +137,55 @@ TEST_F(ObjectStore, ListNamesObjectsWithSizesUnderAPrefixOnly) {
     ASSERT_TRUE(pending->write("abc"));
     auto listed = store->list("parts/aa/");
     ASSERT_TRUE(listed);
-    std::sort(listed->begin(), listed->end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    std::sort(listed->begin(), listed->end(),
+              [](const auto& a, const auto& b) { return a.key < b.key; });
     ASSERT_EQ(listed->size(), 2u);
     EXPECT_EQ((*listed)[0].key, "parts/aa/1/x");
     EXPECT_EQ((*listed)[0].size, 5u);
     EXPECT_EQ((*listed)[1].key, "parts/aa/2/y");
     EXPECT_EQ((*listed)[1].size, 0u);
     EXPECT_TRUE(store->list("nothing/")->empty());
+}
+
+TEST_F(ObjectStore, ARootGivenWithATrailingSlashListsTheSameKeys) {
+    local_dir_object_store slashed(root().string() + "/");
+    ASSERT_TRUE(slashed.put("parts/aa/1/x", "12345"));
+    auto listed = slashed.list("parts/");
+    ASSERT_TRUE(listed);
+    ASSERT_EQ(listed->size(), 1u);
+    EXPECT_EQ((*listed)[0].key, "parts/aa/1/x");
+}
+
+// A stream deleted while its snapshot's parts are listed (a commit's copy,
+// the sweep) removes them mid-listing: the listing leaves them out. It once
+// resolved each name against the disk and threw, which ended the process.
+TEST_F(ObjectStore, AListingWhileObjectsAreRemovedLeavesThemOut) {
+    constexpr int objects = 200;
+    // Stopped and joined however the test ends.
+    std::jthread churn([&](const std::stop_token& stop) {
+        while (!stop.stop_requested()) {
+            for (int i = 0; i < objects; ++i)
+                (void)store->put("parts/aa/" + std::to_string(i), "x");
+            for (int i = 0; i < objects; ++i) (void)store->remove("parts/aa/" + std::to_string(i));
+        }
+    });
+    int failed_listings = 0;
+    std::string stray_key;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    while (std::chrono::steady_clock::now() < until) {
+        auto listed = store->list("parts/aa/");
+        if (!listed) {
+            ++failed_listings;
+            continue;
+        }
+        for (const auto& entry : *listed) {
+            if (!entry.key.starts_with("parts/aa/")) stray_key = entry.key;
+        }
+    }
+    churn.request_stop();
+    churn.join();
+    EXPECT_EQ(failed_listings, 0);
+    EXPECT_EQ(stray_key, "");
 }
 
 }  // namespace
