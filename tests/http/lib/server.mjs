@@ -8,7 +8,7 @@
 // The server listens on a free 127.0.0.1 port with a fresh temp --data-dir and
 // --memory; startServer() returns once it answers HTTP.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, appendFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,6 +62,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
         : spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     const keep = (chunk) => {
+        if (process.env.DEBUG_SERVER_LOG) appendFileSync(process.env.DEBUG_SERVER_LOG, chunk);
         log += chunk.toString();
         if (log.length > 64 * 1024) log = log.slice(-32 * 1024);
     };
