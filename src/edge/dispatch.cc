@@ -39,7 +39,8 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
     const http::verb method = ex.req().method();
     switch (sub->what) {
         case subresource::kind::snapshot:
-            if (method == http::verb::put || method == http::verb::get || method == http::verb::head) {
+            if (method == http::verb::put || method == http::verb::get ||
+                method == http::verb::head) {
                 co_await handle_snapshot(ex, sub->offset);
                 co_return;
             }
@@ -86,18 +87,23 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
             co_await answer_error(ex, error_code::not_found, "no such stream subresource");
             co_return;
     }
-    co_await answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
+    co_await answer_error(ex, error_code::method_not_allowed,
+                          "method not allowed on this resource");
 }
 
 }  // namespace
 
+result<route> route_of(const request& req) {
+    return resolve_route(
+        split_request_target(std::string_view(req.target().data(), req.target().size())).path);
+}
+
 boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
-                                      service::stream_service& service, const edge_options& options,
-                                      answer_summary& summary,
+                                      result<route>& resolved, service::stream_service& service,
+                                      const edge_options& options, answer_summary& summary,
                                       std::unique_ptr<service::part_upload>& part_upload) {
     const request_target target =
         split_request_target(std::string_view(req.target().data(), req.target().size()));
-    auto resolved = resolve_route(target.path);
     auto query = query_params::parse(target.query);
     summary.kind =
         resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;

@@ -22,8 +22,8 @@ boost::asio::awaitable<early_answer> send_before_body(exchange& ex, response& re
     co_return waiting ? early_answer::close : early_answer::body_follows;
 }
 
-boost::asio::awaitable<early_answer> answer_producer(connection_stream& stream,
-                                                     request& head, route& target,
+boost::asio::awaitable<early_answer> answer_producer(connection_stream& stream, request& head,
+                                                     route& target,
                                                      service::stream_service& service,
                                                      const edge_options& options,
                                                      answer_summary& summary) {
@@ -72,23 +72,24 @@ boost::asio::awaitable<early_answer> answer_part(
 
 }  // namespace
 
+bool may_answer_before_body(const request& head, std::optional<std::uint64_t> content_length,
+                            const route& target) {
+    if (head.method() != http::verb::post) return false;
+    if (target.what == route::kind::stream_subresource) return true;
+    return target.what == route::kind::stream &&
+           (expects_continue(head) || content_length.value_or(0) >= early_answer_min_body);
+}
+
 boost::asio::awaitable<early_answer> answer_before_body(
-    connection_stream& stream, request& head, std::optional<std::uint64_t> content_length,
-    service::stream_service& service, const edge_options& options, answer_summary& summary,
-    std::unique_ptr<service::part_upload>& part_upload) {
-    if (head.method() != http::verb::post) co_return early_answer::none;
-    const std::string_view path(head.target().data(), head.target().size());
-    auto resolved = resolve_route(path.substr(0, path.find('?')));
-    if (!resolved) co_return early_answer::none;
-    if (resolved->what == route::kind::stream_subresource) {
-        co_return co_await answer_part(stream, head, *resolved, content_length, service, options,
+    connection_stream& stream, request& head, route& target, service::stream_service& service,
+    const edge_options& options, answer_summary& summary,
+    std::unique_ptr<service::part_upload>& part_upload,
+    std::optional<std::uint64_t> content_length) {
+    if (target.what == route::kind::stream_subresource) {
+        co_return co_await answer_part(stream, head, target, content_length, service, options,
                                        summary, part_upload);
     }
-    if (resolved->what != route::kind::stream ||
-        (!expects_continue(head) && content_length.value_or(0) < early_answer_min_body)) {
-        co_return early_answer::none;
-    }
-    co_return co_await answer_producer(stream, head, *resolved, service, options, summary);
+    co_return co_await answer_producer(stream, head, target, service, options, summary);
 }
 
 }  // namespace dstream::edge

@@ -16,24 +16,32 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "edge/connection_stream.h"
-
 #include "edge/exchange.h"
 
 namespace dstream::edge {
 
 enum class early_answer {
-    none,         // go on: read the body and dispatch as usual
-    body_follows, // answered; the body is on its way and must be read and dropped
-    close,        // answered after 100-continue was not sent: close the connection
+    none,          // go on: read the body and dispatch as usual
+    body_follows,  // answered; the body is on its way and must be read and dropped
+    close,         // answered after 100-continue was not sent: close the connection
 };
 
 inline constexpr std::uint64_t early_answer_min_body = 64 * 1024;
 
-// The answer goes in `summary`; `part_upload` receives an admitted part, to
-// be handed to dispatch().
+// Whether a request may be answered before its body: a POST of a snapshot
+// part, or of an append with `Expect: 100-continue` or a body of
+// early_answer_min_body or more. Most requests are not, and need no
+// coroutine to find out.
+bool may_answer_before_body(const request& head, std::optional<std::uint64_t> content_length,
+                            const route& target);
+
+// For a request may_answer_before_body() chose. The answer goes in
+// `summary`; `part_upload` receives an admitted part, to be handed to
+// dispatch(). `target` is taken only when the request is answered here.
 boost::asio::awaitable<early_answer> answer_before_body(
-    connection_stream& stream, request& head, std::optional<std::uint64_t> content_length,
-    service::stream_service& service, const edge_options& options, answer_summary& summary,
-    std::unique_ptr<service::part_upload>& part_upload);
+    connection_stream& stream, request& head, route& target, service::stream_service& service,
+    const edge_options& options, answer_summary& summary,
+    std::unique_ptr<service::part_upload>& part_upload,
+    std::optional<std::uint64_t> content_length);
 
 }  // namespace dstream::edge

@@ -57,12 +57,30 @@ std::string json_escape(std::string_view s) {
 // browser security headers, CORS) and the answer's own fields. The common
 // ones are written here rather than kept as fields of each response: that
 // was seven allocations per answer.
-std::string serialize_head(const http::response_header<>& head, std::string_view cluster_id) {
+head_text serialize_head(const response::header_type& head, std::string_view cluster_id) {
     const unsigned version = head.version();
     const unsigned code = head.result_int();
     const auto reason = head.reason();
-    std::string out;
-    out.reserve(512);
+    const std::array<std::string_view, 12> common{
+        "\r\nServer: dstream\r\n",
+        hdr::ursula_protocol,
+        ": 2\r\n",
+        hdr::ursula_cluster_id,
+        ": ",
+        cluster_id,
+        "\r\nX-Content-Type-Options: nosniff\r\n",
+        hdr::cross_origin_resource_policy,
+        ": cross-origin\r\nAccess-Control-Allow-Origin: *\r\n",
+        "Access-Control-Expose-Headers: ",
+        hdr::exposed_headers,
+        "\r\n",
+    };
+    // Sized once: growing the string was two more allocations per answer.
+    std::size_t size = std::string_view("HTTP/1.1 200 ").size() + reason.size() + 2;
+    for (const auto piece : common) size += piece.size();
+    for (const auto& field : head) size += field.name_string().size() + field.value().size() + 4;
+    head_text out(head.get_allocator());
+    out.reserve(size);
     out += "HTTP/";
     out += static_cast<char>('0' + version / 10);
     out += '.';
@@ -73,17 +91,7 @@ std::string serialize_head(const http::response_header<>& head, std::string_view
     out += static_cast<char>('0' + code % 10);
     out += ' ';
     out.append(reason.data(), reason.size());
-    out += "\r\nServer: dstream\r\n";
-    out += hdr::ursula_protocol;
-    out += ": 2\r\n";
-    out += hdr::ursula_cluster_id;
-    out += ": ";
-    out += cluster_id;
-    out += "\r\nX-Content-Type-Options: nosniff\r\n";
-    out += hdr::cross_origin_resource_policy;
-    out += ": cross-origin\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: ";
-    out += hdr::exposed_headers;
-    out += "\r\n";
+    for (const auto piece : common) out += piece;
     for (const auto& field : head) {
         const auto name = field.name_string();
         const auto value = field.value();
@@ -104,7 +112,7 @@ void throw_if_failed(const boost::system::error_code& ec) {
 }  // namespace
 
 response exchange::make_response(http::status status) const {
-    response res{status, _req.version()};
+    response res = response_to(_req, status);
     res.keep_alive(_req.keep_alive() && !_summary.close);
     return res;
 }
@@ -133,9 +141,13 @@ asio::awaitable<void> exchange::send(response& res) {
     if (!is_head()) res.prepare_payload();
     const std::string_view body = is_head() ? std::string_view() : std::string_view(res.body());
     sent(res.result(), body.size());
-    const std::string head = serialize_head(res.base(), _options.cluster_id);
+    const head_text head = serialize_head(res.base(), _options.cluster_id);
     const std::array<asio::const_buffer, 2> message{asio::buffer(head), asio::buffer(body)};
-    throw_if_failed(co_await write(message, write_deadline::none));
+    std::size_t written = 0;
+    boost::system::error_code ec;
+    if (!write_now(message, written, ec))
+        ec = co_await write_rest(message, written, write_deadline::none);
+    throw_if_failed(ec);
 }
 
 asio::awaitable<void> exchange::pay_read_quota(std::uint64_t bytes) {
@@ -154,7 +166,7 @@ asio::awaitable<void> exchange::pay_read_quota(std::uint64_t bytes) {
     co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-std::string exchange::body_head(response& res, std::uint64_t body_bytes) {
+head_text exchange::body_head(response& res, std::uint64_t body_bytes) {
     res.keep_alive(res.keep_alive() && !_summary.close);
     res.content_length(body_bytes);
     sent(res.result(), is_head() ? 0 : body_bytes);
@@ -165,14 +177,18 @@ asio::awaitable<void> exchange::send_slices(response& res,
                                             const std::vector<storage::byte_slice>& slices) {
     std::uint64_t total = 0;
     for (const auto& s : slices) total += s.size;
-    const std::string head = body_head(res, total);
+    const head_text head = body_head(res, total);
     std::vector<asio::const_buffer> message;
     message.reserve(1 + (is_head() ? 0 : slices.size()));
     message.emplace_back(asio::buffer(head));
     if (!is_head()) {
         for (const auto& s : slices) message.emplace_back(s.data, s.size);
     }
-    throw_if_failed(co_await write(message, write_deadline::none));
+    std::size_t written = 0;
+    boost::system::error_code ec;
+    if (!write_now(message, written, ec))
+        ec = co_await write_rest(message, written, write_deadline::none);
+    throw_if_failed(ec);
 }
 
 asio::awaitable<void> exchange::send_files_and_slices(
@@ -185,7 +201,7 @@ asio::awaitable<void> exchange::send_files_and_slices(
     std::uint64_t total = 0;
     for (const auto& f : files) total += f.size;
     for (const auto& s : slices) total += s.size;
-    const std::string head = body_head(res, total);
+    const head_text head = body_head(res, total);
     const std::array<asio::const_buffer, 1> head_only{asio::buffer(head)};
     throw_if_failed(co_await write(head_only, write_deadline::none));
     if (is_head()) co_return;
@@ -201,7 +217,7 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
     res.keep_alive(false);
     _summary.close = true;
     sent(res.result(), 0);
-    const std::string head = serialize_head(res.base(), _options.cluster_id);
+    const head_text head = serialize_head(res.base(), _options.cluster_id);
     const std::array<asio::const_buffer, 1> message{asio::buffer(head)};
     throw_if_failed(co_await write(message, write_deadline::none));
 }
@@ -218,7 +234,11 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
                                                   asio::buffer(data.data(), data.size()),
                                                   asio::buffer("\r\n", 2)};
     // Under the body timeout: a live reader that stops reading is let go.
-    if (co_await write(chunk, write_deadline::body_timeout)) co_return false;
+    std::size_t written = 0;
+    boost::system::error_code ec;
+    if (!write_now(chunk, written, ec))
+        ec = co_await write_rest(chunk, written, write_deadline::body_timeout);
+    if (ec) co_return false;
     _summary.body_bytes += data.size();
     co_return true;
 }
@@ -228,23 +248,35 @@ asio::awaitable<void> exchange::end_stream() {
     co_await write(last, write_deadline::body_timeout);
 }
 
-asio::awaitable<boost::system::error_code> exchange::write(
-    std::span<const asio::const_buffer> buffers, write_deadline deadline) {
+bool exchange::write_now(std::span<const asio::const_buffer> buffers, std::size_t& written,
+                         boost::system::error_code& ec) {
     // An answer nearly always fits in the socket's send buffer: write it now,
     // without an asynchronous operation, a work guard or a timer. Only what
     // does not fit waits for the socket.
-    boost::system::error_code ec;
+    written = 0;
     auto& socket = _stream.socket();
     if (!socket.non_blocking()) socket.non_blocking(true, ec);
-    const std::size_t written = ec ? 0 : socket.write_some(buffers, ec);
-    if (ec && ec != asio::error::would_block) co_return ec;
-    ec = {};
+    if (!ec) written = socket.write_some(buffers, ec);
+    if (ec == asio::error::would_block) ec = {};
+    return ec || written == boost::beast::buffer_bytes(buffers);
+}
+
+asio::awaitable<boost::system::error_code> exchange::write_rest(
+    std::span<const asio::const_buffer> buffers, std::size_t written, write_deadline deadline) {
+    boost::system::error_code ec;
     boost::beast::buffers_suffix<std::span<const asio::const_buffer>> rest(buffers);
     rest.consume(written);
-    if (boost::beast::buffer_bytes(rest) == 0) co_return ec;
     if (deadline == write_deadline::body_timeout) _stream.expires_after(_options.body_timeout);
     co_await asio::async_write(_stream, rest, asio::redirect_error(asio::use_awaitable, ec));
     if (deadline == write_deadline::body_timeout) _stream.expires_never();
+    co_return ec;
+}
+
+asio::awaitable<boost::system::error_code> exchange::write(
+    std::span<const asio::const_buffer> buffers, write_deadline deadline) {
+    std::size_t written = 0;
+    boost::system::error_code ec;
+    if (!write_now(buffers, written, ec)) ec = co_await write_rest(buffers, written, deadline);
     co_return ec;
 }
 

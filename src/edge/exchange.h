@@ -109,12 +109,25 @@ public:
 
 private:
     enum class write_deadline { none, body_timeout };
-    // Writes `buffers` whole; an error means the client is gone.
+    // Writes `buffers` whole, in two steps, so that the common case takes no
+    // coroutine frame: write_now() writes what the socket takes without
+    // waiting and is done (true) when that was all or the write failed;
+    // write_rest() writes the rest, past `written`, waiting for the socket.
+    //
+    //   if (!write_now(buffers, written, ec)) ec = co_await write_rest(...);
+    //
+    // An error means the client is gone.
+    bool write_now(std::span<const boost::asio::const_buffer> buffers, std::size_t& written,
+                   boost::system::error_code& ec);
+    boost::asio::awaitable<boost::system::error_code> write_rest(
+        std::span<const boost::asio::const_buffer> buffers, std::size_t written,
+        write_deadline deadline);
+    // Both steps, where a frame does not matter.
     boost::asio::awaitable<boost::system::error_code> write(
         std::span<const boost::asio::const_buffer> buffers, write_deadline deadline);
     boost::asio::awaitable<boost::system::error_code> write_file(const storage::file_slice& file);
     // Sets the answer's length and keep-alive, counts it, and serializes its head.
-    std::string body_head(response& res, std::uint64_t body_bytes);
+    head_text body_head(response& res, std::uint64_t body_bytes);
 
     // Counts what was sent, once the head is on its way.
     void sent(http::status status, std::uint64_t body_bytes);

@@ -16,6 +16,8 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "edge/field_arena.h"
+
 namespace dstream::edge {
 
 // The request line, the header fields and the empty line ending them; more is
@@ -23,7 +25,8 @@ namespace dstream::edge {
 // allows any 4xx).
 inline constexpr std::size_t max_request_head_bytes = 64 * 1024;
 
-using request_parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+using request_parser =
+    boost::beast::http::request_parser<boost::beast::http::string_body, field_allocator<char>>;
 
 // A parser for the next request's head. No body limit yet: the parser would
 // refuse an oversized Content-Length as malformed, where the server answers a

@@ -1,6 +1,7 @@
 #include "edge/server.h"
 
 #include <limits>
+#include <optional>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -54,31 +55,35 @@ std::size_t next_read_size(const beast::flat_buffer& buffer, std::size_t limit) 
     return std::min(limit, std::max(min_read_bytes, buffer.capacity() - buffer.size()));
 }
 
-// Feeds `parser` what is buffered and reads from the socket only when it
-// needs more, until it holds the head or the whole message. A request whose
-// head and body arrived together takes no socket read here at all, where
-// Beast's composed reads cost an asynchronous operation each (a post and a
-// work guard) even when the bytes are already buffered. Errors are Beast's
-// (partial_message, end_of_stream, body_limit, ...) or the socket's.
+// Feeds `parser` what is buffered, until it holds the head or the whole
+// message (`goal`); need_more when that takes more bytes. Errors are Beast's
+// (partial_message, body_limit, ...).
+boost::system::error_code feed_parser(beast::flat_buffer& buffer, request_parser& parser,
+                                      parser_goal goal) {
+    // The head alone first (the early answers look at it before any body
+    // byte is taken); a body as far as each put can go.
+    if (goal == parser_goal::message) parser.eager(true);
+    boost::system::error_code ec;
+    while (goal == parser_goal::head ? !parser.is_header_done() : !parser.is_done()) {
+        if (buffer.size() == 0) return http::error::need_more;
+        buffer.consume(parser.put(buffer.data(), ec));
+        if (ec) return ec;
+    }
+    return ec;
+}
+
+// feed_parser(), reading from the socket whenever it needs more. Called only
+// when it does: a request whose head and body arrived together takes no
+// coroutine and no socket read (Beast's composed reads cost an asynchronous
+// operation each, a post and a work guard, even for buffered bytes). Errors
+// are feed_parser()'s, end_of_stream, or the socket's.
 asio::awaitable<boost::system::error_code> read_into_parser(connection_stream& stream,
                                                             beast::flat_buffer& buffer,
                                                             request_parser& parser,
                                                             parser_goal goal) {
     constexpr std::size_t read_chunk = 64 * 1024;
-    // The head alone first (the early answers look at it before any body
-    // byte is taken); a body as far as each put can go.
-    if (goal == parser_goal::message) parser.eager(true);
     boost::system::error_code ec;
-    const auto reached = [&] {
-        return goal == parser_goal::head ? parser.is_header_done() : parser.is_done();
-    };
-    while (!reached()) {
-        if (buffer.size() > 0) {
-            buffer.consume(parser.put(buffer.data(), ec));
-            if (!ec) continue;
-            if (ec != http::error::need_more) co_return ec;
-            ec = {};
-        }
+    while ((ec = feed_parser(buffer, parser, goal)) == http::error::need_more) {
         // A large body is read in pieces of up to read_chunk.
         const std::size_t want =
             std::max(next_read_size(buffer, read_chunk),
@@ -98,31 +103,30 @@ asio::awaitable<boost::system::error_code> read_into_parser(connection_stream& s
     co_return ec;
 }
 
-// Reads the next request head into `parser`. The head is checked as it
-// arrives (see edge/request_head.h): errors are Beast's, bad_version for a
+// The outcome of the request head in `buffer`, once there is one: checked as
+// it arrives (see edge/request_head.h), then parsed into `parser`. Nothing
+// while the head is incomplete. Errors are Beast's, bad_version for a
 // request line that cannot be one, header_limit for a head over the limit.
-asio::awaitable<boost::system::error_code> read_request_head(connection_stream& stream,
-                                                             beast::flat_buffer& buffer,
-                                                             request_parser& parser) {
-    boost::system::error_code ec;
-    request_head_scan scan;
-    while (true) {
-        const auto data = buffer.data();
-        const auto check = check_request_head(
-            std::string_view(static_cast<const char*>(data.data()), data.size()), scan);
-        if (check == request_head_check::malformed) co_return http::error::bad_version;
-        if (check == request_head_check::too_large) co_return http::error::header_limit;
-        if (check == request_head_check::complete) break;
-        const std::size_t n = co_await stream.async_read_some(
-            buffer.prepare(next_read_size(buffer, max_request_head_bytes - buffer.size())),
-            asio::redirect_error(asio::use_awaitable, ec));
-        buffer.commit(n);
-        // A peer that stops inside a head sent a partial message, as Beast
-        // would report it; one that stops between requests just left.
-        if (ec == asio::error::eof && buffer.size() > 0) co_return http::error::partial_message;
-        if (ec) co_return ec;
+std::optional<boost::system::error_code> take_buffered_head(beast::flat_buffer& buffer,
+                                                            request_head_scan& scan,
+                                                            request_parser& parser) {
+    const auto data = buffer.data();
+    switch (check_request_head(std::string_view(static_cast<const char*>(data.data()), data.size()),
+                               scan)) {
+        case request_head_check::malformed:
+            return http::error::bad_version;
+        case request_head_check::too_large:
+            return http::error::header_limit;
+        case request_head_check::complete: {
+            // Beast may still want more than the check did: then read on.
+            const auto ec = feed_parser(buffer, parser, parser_goal::head);
+            if (ec == http::error::need_more) return std::nullopt;
+            return ec;
+        }
+        case request_head_check::incomplete:
+            break;
     }
-    co_return co_await read_into_parser(stream, buffer, parser, parser_goal::head);
+    return std::nullopt;
 }
 
 }  // namespace
@@ -133,6 +137,7 @@ struct server::connection {
 
     connection_stream stream;
     beast::flat_buffer buffer;
+    field_arena fields;      // of its requests and answers
     std::string remote;      // "address:port", for the logs
     answer_summary summary;  // of the request being answered
     bool busy = false;       // from a request's head to the end of its answer
@@ -260,46 +265,64 @@ asio::awaitable<void> server::accept_loop() {
     }
 }
 
+// The reads and the accounting of each request are written out here, not
+// in coroutines of their own: this frame lives as long as the connection,
+// where each nested coroutine would be a frame allocated per request.
 asio::awaitable<void> server::serve_connection(connection* conn) {
     boost::system::error_code ec;
     const auto remote = conn->stream.socket().remote_endpoint(ec);
     if (!ec) conn->remote = remote.address().to_string() + ":" + std::to_string(remote.port());
+    beast::flat_buffer& buffer = conn->buffer;
     while (!_draining) {
-        request_parser parser;
+        request_parser parser(std::piecewise_construct, std::make_tuple(),
+                              std::make_tuple(field_allocator<char>(&conn->fields)));
         prepare_head_parser(parser);
         // The whole head must arrive within the idle timeout: a client
         // sending a byte now and then (slow loris) is cut there too.
         conn->stream.expires_after(_options.idle_timeout);
-        ec = co_await read_request_head(conn->stream, conn->buffer, parser);
+        request_head_scan scan;
+        std::optional<boost::system::error_code> head = take_buffered_head(buffer, scan, parser);
+        while (!head) {
+            const std::size_t n = co_await conn->stream.async_read_some(
+                buffer.prepare(next_read_size(buffer, max_request_head_bytes - buffer.size())),
+                asio::redirect_error(asio::use_awaitable, ec));
+            buffer.commit(n);
+            if (!ec) {
+                head = take_buffered_head(buffer, scan, parser);
+            } else if (ec == asio::error::eof && buffer.size() > 0) {
+                // A peer that stops inside a head sent a partial message, as
+                // Beast would report it; one that stops between requests
+                // just left.
+                head = http::error::partial_message;
+            } else {
+                head = ec;
+            }
+        }
+        ec = *head;
         // A drain cancels the read of an idle connection.
         if (ec == http::error::end_of_stream || ec == asio::error::eof ||
             ec == beast::error::timeout || ec == asio::error::connection_reset ||
             (ec && _draining)) {
             break;
         }
-        if (!co_await serve_request(*conn, parser, ec)) break;
+        conn->busy = true;
+        conn->summary = answer_summary{};
+        conn->summary.close = _draining;
+        const metrics::stopwatch took;
+        bool keep_open = false;
+        try {
+            keep_open = co_await answer(*conn, parser, ec);
+        } catch (const boost::system::system_error& e) {
+            // The peer went away mid-answer: nothing more to do for this connection.
+            spdlog::debug("connection ended: {}", e.what());
+        }
+        account(*conn, parser.get(), took.elapsed_us());
+        conn->busy = false;
+        if (!keep_open || conn->summary.close) break;
     }
     boost::system::error_code ignored;
     conn->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     forget(conn);
-}
-
-asio::awaitable<bool> server::serve_request(connection& conn, request_parser& parser,
-                                            const boost::system::error_code& head_error) {
-    conn.busy = true;
-    conn.summary = answer_summary{};
-    conn.summary.close = _draining;
-    const metrics::stopwatch took;
-    bool keep_open = false;
-    try {
-        keep_open = co_await answer(conn, parser, head_error);
-    } catch (const boost::system::system_error& e) {
-        // The peer went away mid-answer: nothing more to do for this connection.
-        spdlog::debug("connection ended: {}", e.what());
-    }
-    account(conn, parser.get(), took.elapsed_us());
-    conn.busy = false;
-    co_return keep_open && !conn.summary.close;
 }
 
 asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
@@ -336,8 +359,14 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     if (const auto length = parser.content_length()) declared = *length;
     boost::system::error_code ec;
     std::unique_ptr<service::part_upload> part_upload;
-    const auto early = co_await answer_before_body(stream, parser.get(), declared, _service,
-                                                   _options, summary, part_upload);
+    result<route> resolved = route_of(head);
+    // Not a co_await inside a conditional expression: GCC 12 mishandles
+    // temporaries there.
+    early_answer early = early_answer::none;
+    if (resolved && may_answer_before_body(head, declared, *resolved)) {
+        early = co_await answer_before_body(stream, parser.get(), *resolved, _service, _options,
+                                            summary, part_upload, declared);
+    }
     if (early == early_answer::close) co_return false;
     if (early == early_answer::body_follows) {
         // Read the body the client is sending, and drop it.
@@ -361,7 +390,10 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
         co_await http::async_write(stream, cont, asio::use_awaitable);
     }
     stream.expires_after(_options.body_timeout);
-    ec = co_await read_into_parser(stream, conn.buffer, parser, parser_goal::message);
+    ec = feed_parser(conn.buffer, parser, parser_goal::message);
+    if (ec == http::error::need_more) {
+        ec = co_await read_into_parser(stream, conn.buffer, parser, parser_goal::message);
+    }
     if (ec == http::error::body_limit) {
         co_await send_early_error(stream, _options, summary,
                                   protocol::error_code::request_too_large,
@@ -385,7 +417,7 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     // An answer may take long (a live read): with nothing more buffered, the
     // read buffer's memory goes meanwhile, and the next read takes it again.
     if (conn.buffer.size() == 0) conn.buffer.shrink_to_fit();
-    co_await dispatch(stream, req, _service, _options, summary, part_upload);
+    co_await dispatch(stream, req, resolved, _service, _options, summary, part_upload);
     co_return keep_alive;
 }
 

@@ -50,10 +50,8 @@ private:
     boost::asio::awaitable<void> accept_loop();
     // `conn` stays alive in _connections until the coroutine ends.
     boost::asio::awaitable<void> serve_connection(connection* conn);
-    // One request whose head was read (`head_error` set when it is
+    // Answers one request whose head was read (`head_error` set when it is
     // malformed); false when the connection must close after it.
-    boost::asio::awaitable<bool> serve_request(connection& conn, request_parser& parser,
-                                               const boost::system::error_code& head_error);
     boost::asio::awaitable<bool> answer(connection& conn, request_parser& parser,
                                         const boost::system::error_code& head_error);
     // Metrics, the access log and the error log of one answered request.

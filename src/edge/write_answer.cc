@@ -1,13 +1,12 @@
 #include "edge/write_answer.h"
 
+#include <array>
+#include <charconv>
+
 #include "edge/headers.h"
 #include "protocol/offset.h"
 
 namespace dstream::edge {
-
-void set_offset_header(response& res, std::string_view name, std::uint64_t offset) {
-    res.set(boost::beast::string_view(name.data(), name.size()), protocol::format_offset(offset));
-}
 
 namespace {
 
@@ -16,24 +15,38 @@ void set_header(response& res, std::string_view name, std::string_view value) {
             boost::beast::string_view(value.data(), value.size()));
 }
 
+// Rendered on the stack: a number's text is copied into the field anyway.
+template <typename Integer>
+void set_number_header(response& res, std::string_view name, Integer value) {
+    std::array<char, 24> digits{};
+    const char* end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
+    set_header(res, name, std::string_view(digits.data(), end - digits.data()));
+}
+
 }  // namespace
+
+void set_offset_header(response& res, std::string_view name, std::uint64_t offset) {
+    std::array<char, protocol::offset_digits> digits{};
+    protocol::format_offset_to(offset, digits.data());
+    set_header(res, name, std::string_view(digits.data(), digits.size()));
+}
 
 // Producer-Closed-Epoch / -Seq: what a claim closed (extensions 5.3).
 void add_closure(response& res, const state::apply_result& r) {
     if (!r.closed_epoch) return;
-    set_header(res, hdr::producer_closed_epoch, std::to_string(*r.closed_epoch));
-    set_header(res, hdr::producer_closed_seq, std::to_string(r.closed_seq));
+    set_number_header(res, hdr::producer_closed_epoch, *r.closed_epoch);
+    set_number_header(res, hdr::producer_closed_seq, r.closed_seq);
 }
 
 response render_read_refusal(const exchange& ex, const error& e, std::uint64_t incarnation) {
     response res = ex.make_error(e);
-    if (incarnation != 0) set_header(res, hdr::stream_incarnation, std::to_string(incarnation));
+    if (incarnation != 0) set_number_header(res, hdr::stream_incarnation, incarnation);
     return res;
 }
 
 response render_refusal(const exchange& ex, const state::apply_result& r) {
     response res = ex.make_error(*r.refusal);
-    if (r.incarnation) set_header(res, hdr::stream_incarnation, std::to_string(*r.incarnation));
+    if (r.incarnation) set_number_header(res, hdr::stream_incarnation, *r.incarnation);
     switch (r.refusal->code) {
         case protocol::error_code::stream_closed:
             set_header(res, hdr::stream_closed, "true");
@@ -45,11 +58,11 @@ response render_refusal(const exchange& ex, const state::apply_result& r) {
         default:
             break;
     }
-    if (r.producer_epoch) set_header(res, hdr::producer_epoch, std::to_string(*r.producer_epoch));
+    if (r.producer_epoch) set_number_header(res, hdr::producer_epoch, *r.producer_epoch);
     if (!r.producer_outcome.empty()) set_header(res, hdr::producer_outcome, r.producer_outcome);
     add_closure(res, r);
-    if (r.expected_seq) set_header(res, hdr::producer_expected_seq, std::to_string(*r.expected_seq));
-    if (r.received_seq) set_header(res, hdr::producer_received_seq, std::to_string(*r.received_seq));
+    if (r.expected_seq) set_number_header(res, hdr::producer_expected_seq, *r.expected_seq);
+    if (r.received_seq) set_number_header(res, hdr::producer_received_seq, *r.received_seq);
     return res;
 }
 
@@ -57,8 +70,8 @@ namespace {
 
 // Producer-Epoch / Producer-Seq and the receipt of extensions 5.3.
 void add_producer_answer(response& res, const state::apply_result& r) {
-    if (r.producer_epoch) set_header(res, hdr::producer_epoch, std::to_string(*r.producer_epoch));
-    if (r.producer_seq) set_header(res, hdr::producer_seq, std::to_string(*r.producer_seq));
+    if (r.producer_epoch) set_number_header(res, hdr::producer_epoch, *r.producer_epoch);
+    if (r.producer_seq) set_number_header(res, hdr::producer_seq, *r.producer_seq);
     add_closure(res, r);
     if (r.receipt_evicted) {
         set_header(res, hdr::producer_outcome, "receipt-evicted");
@@ -74,8 +87,9 @@ response render_append_answer(const exchange& ex, const state::apply_result& r, 
     if (r.refusal) return render_refusal(ex, r);
     const bool fresh_producer_write =
         r.producer_write && r.kind == state::write_kind::appended && !close_only;
-    response res = ex.make_response(fresh_producer_write ? http::status::ok : http::status::no_content);
-    set_header(res, hdr::stream_incarnation, std::to_string(*r.incarnation));
+    response res =
+        ex.make_response(fresh_producer_write ? http::status::ok : http::status::no_content);
+    set_number_header(res, hdr::stream_incarnation, *r.incarnation);
     if (r.closed) set_header(res, hdr::stream_closed, "true");
     if (r.producer_write) {
         add_producer_answer(res, r);
@@ -97,7 +111,7 @@ void name_snapshot(response& res, const state::apply_result& r) {
 
 response render_publish_answer(const exchange& ex, const state::apply_result& r) {
     response res = r.refusal ? render_refusal(ex, r) : ex.make_response(http::status::no_content);
-    if (!r.refusal) set_header(res, hdr::stream_incarnation, std::to_string(*r.incarnation));
+    if (!r.refusal) set_number_header(res, hdr::stream_incarnation, *r.incarnation);
     name_snapshot(res, r);
     return res;
 }
@@ -106,12 +120,12 @@ response render_parts_answer(const exchange& ex, const service::parts_answer& an
                              http::status done) {
     response res = answer.refusal ? ex.make_error(*answer.refusal) : ex.make_response(done);
     if (answer.incarnation != 0)
-        set_header(res, hdr::stream_incarnation, std::to_string(answer.incarnation));
+        set_number_header(res, hdr::stream_incarnation, answer.incarnation);
     if (!answer.part_id.empty()) set_header(res, hdr::stream_snapshot_part, answer.part_id);
     if (answer.exceeded) {
         const bool parts = answer.exceeded->what == service::staging_bound::kind::parts;
-        set_header(res, parts ? hdr::ursula_max_staged_parts : hdr::ursula_max_staged_bytes,
-                   std::to_string(answer.exceeded->value));
+        set_number_header(res, parts ? hdr::ursula_max_staged_parts : hdr::ursula_max_staged_bytes,
+                          answer.exceeded->value);
     }
     return res;
 }

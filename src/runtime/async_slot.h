@@ -2,12 +2,14 @@
 // One value handed from another executor (a group's strand) to a waiting
 // coroutine on its own executor.
 //
-//   auto slot = std::make_shared<async_slot<T>>(co_await this_coro::executor);
+//   auto slot = std::make_shared<async_slot<T>>();
 //   post_work(..., slot->completion());      // or a copy of `slot` that delivers
 //   T value = co_await take(std::move(slot));
 //
-// The waiting coroutine is resumed by one post to its executor, with no
-// timer: an append waits on one of these. While it waits, only the
+// The waiting coroutine is resumed by one post to its executor (its
+// handler's associated executor), with no timer: an append waits on one of
+// these. take() is a plain function, so the wait costs no coroutine frame of
+// its own. While it waits, only the
 // delivering side owns the slot; the coroutine does not. A slot whose
 // deliverers are all gone without delivering (work dropped at shutdown)
 // then frees the parked coroutine with it instead of keeping both alive.
@@ -15,13 +17,14 @@
 // Why work is posted by plain code and not from inside the co_await: GCC 12
 // miscompiles a capturing lambda built in the same expression as a co_await
 // (it frees the captures twice; asio issues #1007 and #858). The initiation
-// below is a named type, built before the co_await.
+// below is a named type, built in a plain function.
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
@@ -34,8 +37,6 @@ namespace dstream::runtime {
 template <typename T>
 class async_slot : public std::enable_shared_from_this<async_slot<T>> {
 public:
-    explicit async_slot(boost::asio::any_io_executor executor) : _executor(std::move(executor)) {}
-
     // Any thread, once.
     void deliver(T value) {
         std::unique_lock lock(_mutex);
@@ -54,10 +55,8 @@ public:
 
     // On the slot's executor, once; gives the caller's reference away.
     static boost::asio::awaitable<T> take(std::shared_ptr<async_slot> slot) {
-        park initiation{std::move(slot)};
-        co_return co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&,
-                                                       void(T)>(std::move(initiation),
-                                                                boost::asio::use_awaitable);
+        return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(T)>(
+            park{std::move(slot)}, boost::asio::use_awaitable);
     }
 
 private:
@@ -71,6 +70,7 @@ private:
         void operator()(Handler&& handler) {
             const std::shared_ptr<async_slot> s = std::move(slot);
             std::unique_lock lock(s->_mutex);
+            s->_executor = boost::asio::get_associated_executor(handler);
             s->_waiter = [h = std::forward<Handler>(handler)](T value) mutable {
                 std::move(h)(std::move(value));
             };
@@ -90,8 +90,8 @@ private:
         });
     }
 
-    boost::asio::any_io_executor _executor;
     std::mutex _mutex;
+    boost::asio::any_io_executor _executor;  // the waiter's
     std::optional<T> _value;
     unique_function<void(T)> _waiter;
 };

@@ -236,22 +236,34 @@ asio::awaitable<void> engine::read_boundary(state::command_body& body) {
     *boundary = state::boundary_check{view.incarnation, view.data.front().view().front() == '\n'};
 }
 
+asio::awaitable<state::apply_result> engine::propose(state::command_body& body) {
+    auto slot = std::make_shared<runtime::async_slot<state::apply_result>>();
+    const std::string* key = state::command_key(body);
+    group& g =
+        group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
+    post_proposal(g, std::move(body), slot->completion());
+    return runtime::take(std::move(slot));
+}
+
 asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
-    // Only a publish or a retention needs it: appends get no extra coroutine frame.
+    if (std::holds_alternative<state::publish_snapshot>(body) ||
+        std::holds_alternative<state::retain>(body) ||
+        (_uploads && std::holds_alternative<state::delete_stream>(body))) {
+        return write_with_follow_up(body);
+    }
+    return propose(body);
+}
+
+asio::awaitable<state::apply_result> engine::write_with_follow_up(state::command_body& body) {
     if (std::holds_alternative<state::publish_snapshot>(body) ||
         std::holds_alternative<state::retain>(body)) {
         co_await read_boundary(body);
     }
-    auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
-        co_await asio::this_coro::executor);
-    const std::string* key = state::command_key(body);
-    group& g =
-        group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
     // A delete also removes the stream's staged parts, after it answers.
+    const std::string* key = state::command_key(body);
     const std::string deleted =
-        _uploads && std::holds_alternative<state::delete_stream>(body) ? *key : std::string();
-    post_proposal(g, std::move(body), slot->completion());
-    state::apply_result r = co_await runtime::take(std::move(slot));
+        std::holds_alternative<state::delete_stream>(body) ? *key : std::string();
+    state::apply_result r = co_await propose(body);
     if (!deleted.empty() && r.kind == state::write_kind::deleted)
         _uploads->stream_deleted(deleted, *r.incarnation);
     co_return r;
@@ -259,8 +271,7 @@ asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
 
 asio::awaitable<read_plan> engine::read_group(const read_request& request,
                                               std::optional<std::uint64_t> as_source_of) {
-    auto slot =
-        std::make_shared<runtime::async_slot<read_plan>>(co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<read_plan>>();
     post_read(group_for(request.key), request, as_source_of, slot);
     co_return co_await runtime::take(std::move(slot));
 }
@@ -314,7 +325,7 @@ asio::awaitable<stream_view> engine::read(const read_request& request) {
 asio::awaitable<std::optional<state::apply_result>> engine::answer_before_body(
     const state::append& headers) {
     using answer = std::optional<state::apply_result>;
-    auto slot = std::make_shared<runtime::async_slot<answer>>(co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<answer>>();
     group& g = group_for(headers.key);
     asio::post(g.strand(), [&g, headers, slot] { slot->deliver(g.answer_before_body(headers)); });
     co_return co_await runtime::take(std::move(slot));
@@ -338,8 +349,7 @@ void load_object_range(const cold_tier& cold, const std::string& object_key, std
 
 asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std::uint64_t offset,
                                                      std::uint64_t first, std::uint64_t length) {
-    auto slot =
-        std::make_shared<runtime::async_slot<snapshot_view>>(co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<snapshot_view>>();
     group& g = group_for(key);
     asio::post(g.strand(), [&g, key, offset, first, length, slot] {
         std::string object_key;
@@ -359,8 +369,7 @@ asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std
 
 asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
                                                   std::uint64_t max_update_bytes) {
-    auto slot =
-        std::make_shared<runtime::async_slot<bootstrap_view>>(co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<bootstrap_view>>();
     group& g = group_for(key);
     asio::post(g.strand(), [&g, key, max_update_bytes, slot] {
         std::string object_key;
@@ -467,8 +476,7 @@ asio::awaitable<part_admission> engine::admit_part(
         admission.answer = refused_by(target);
         co_return std::move(admission);
     }
-    auto slot =
-        std::make_shared<runtime::async_slot<part_admission>>(co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<part_admission>>();
     _uploads->admit(key, target.incarnation, declared_bytes, slot->completion());
     co_return co_await runtime::take(std::move(slot));
 }
@@ -486,8 +494,7 @@ asio::awaitable<parts_answer> engine::stage_part(const std::string& key,
     // The stream may have been deleted or recreated while the body arrived.
     const stream_view target = co_await parts_target(key, if_incarnation);
     if (target.refusal) co_return refused_by(target);
-    auto slot =
-        std::make_shared<runtime::async_slot<parts_answer>>(co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<parts_answer>>();
     _uploads->stage(key, target.incarnation, std::move(body), std::move(upload),
                     slot->completion());
     co_return co_await runtime::take(std::move(slot));
@@ -498,8 +505,7 @@ asio::awaitable<parts_answer> engine::discard_parts(
     if (!_uploads) co_return parts_answer{no_cold_store()};
     const stream_view target = co_await parts_target(key, if_incarnation);
     if (target.refusal) co_return refused_by(target);
-    auto slot =
-        std::make_shared<runtime::async_slot<parts_answer>>(co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<parts_answer>>();
     _uploads->discard(key, target.incarnation, slot->completion());
     co_return co_await runtime::take(std::move(slot));
 }
@@ -525,8 +531,7 @@ asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& co
         _uploads->drop_parts(commit.key, target.incarnation, commit.part_ids);
         co_return std::move(*settled);
     }
-    auto slot = std::make_shared<runtime::async_slot<state::apply_result>>(
-        co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<state::apply_result>>();
     _uploads->commit(commit, target.incarnation, slot->completion());
     co_return co_await runtime::take(std::move(slot));
 }

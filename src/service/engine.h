@@ -87,6 +87,12 @@ private:
     boost::asio::awaitable<void> read_boundary(state::command_body& body);
     // Proposes `body` to its group without waiting for the answer.
     void forward(state::command_body body);
+    // Proposes `body` to its group; the awaitable gives the answer. A plain
+    // function: an append's wait costs no coroutine frame of its own.
+    boost::asio::awaitable<state::apply_result> propose(state::command_body& body);
+    // write() for a publish or a retention (which first read a boundary) and
+    // a delete (which removes staged parts after its answer).
+    boost::asio::awaitable<state::apply_result> write_with_follow_up(state::command_body& body);
     // One group's read, its cold pieces loaded; `as_source_of` as in group::read.
     boost::asio::awaitable<read_plan> read_group(const read_request& request,
                                                  std::optional<std::uint64_t> as_source_of);

@@ -36,7 +36,7 @@ constexpr std::uint64_t sub_offset_read_bytes = 1u << 20;
 
 asio::awaitable<result<fork_source_view>> engine::fork_source(const std::string& key) {
     using answer = result<fork_source_view>;
-    auto slot = std::make_shared<runtime::async_slot<answer>>(co_await asio::this_coro::executor);
+    auto slot = std::make_shared<runtime::async_slot<answer>>();
     group& g = group_for(key);
     asio::post(g.strand(), [&g, key, slot] { slot->deliver(g.fork_source(key)); });
     co_return co_await runtime::take(std::move(slot));

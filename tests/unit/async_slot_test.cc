@@ -1,6 +1,7 @@
 // runtime::async_slot: a value handed from another thread to a coroutine
 // waiting on its own executor, delivered before or after the coroutine
-// waits, and a slot whose deliverer goes away without delivering.
+// waits, a slot whose deliverer goes away without delivering, and the
+// executor the coroutine wakes on.
 #include "runtime/async_slot.h"
 
 #include <memory>
@@ -33,7 +34,7 @@ asio::awaitable<void> wait_for(slot_ptr slot, std::string* got, int* destroyed) 
 
 TEST(AsyncSlot, ValueDeliveredBeforeTheCoroutineWaits) {
     asio::io_context io;
-    auto slot = std::make_shared<async_slot<std::string>>(asio::make_strand(io));
+    auto slot = std::make_shared<async_slot<std::string>>();
     slot->deliver("early");
     std::string got;
     int destroyed = 0;
@@ -47,7 +48,7 @@ TEST(AsyncSlot, ValueDeliveredBeforeTheCoroutineWaits) {
 TEST(AsyncSlot, ValueDeliveredFromAnotherThreadWhileTheCoroutineWaits) {
     asio::io_context io;
     auto work = asio::make_work_guard(io);
-    auto slot = std::make_shared<async_slot<std::string>>(asio::make_strand(io));
+    auto slot = std::make_shared<async_slot<std::string>>();
     std::string got;
     int destroyed = 0;
     asio::co_spawn(io, wait_for(slot, &got, &destroyed), [&](std::exception_ptr) { work.reset(); });
@@ -66,7 +67,7 @@ TEST(AsyncSlot, ValueDeliveredFromAnotherThreadWhileTheCoroutineWaits) {
 
 TEST(AsyncSlot, ASlotDroppedUndeliveredFreesTheWaitingCoroutine) {
     asio::io_context io;
-    auto slot = std::make_shared<async_slot<std::string>>(asio::make_strand(io));
+    auto slot = std::make_shared<async_slot<std::string>>();
     std::weak_ptr<async_slot<std::string>> watch = slot;
     auto deliver = slot->completion();
     std::string got = "unchanged";
@@ -81,6 +82,29 @@ TEST(AsyncSlot, ASlotDroppedUndeliveredFreesTheWaitingCoroutine) {
     io.run();  // the coroutine's frames are unwound through its executor, and no work is left
     EXPECT_EQ(destroyed, 1);
     EXPECT_EQ(got, "unchanged");
+}
+
+// A value delivered on another thread wakes the coroutine on the executor it
+// runs on (here a strand, with two threads running the context).
+TEST(AsyncSlot, TheCoroutineResumesOnItsOwnExecutor) {
+    asio::io_context io;
+    auto work = asio::make_work_guard(io);
+    const auto strand = asio::make_strand(io);
+    auto slot = std::make_shared<async_slot<std::string>>();
+    auto deliver = slot->completion();
+    bool on_strand = false;
+    asio::co_spawn(
+        strand,
+        [&, slot = std::move(slot)]() mutable -> asio::awaitable<void> {
+            std::string value = co_await take(std::move(slot));
+            on_strand = strand.running_in_this_thread() && value == "late";
+        },
+        [&](std::exception_ptr) { work.reset(); });
+    std::thread other([&] { io.run(); });
+    asio::post(io, [&] { deliver("late"); });
+    io.run();
+    other.join();
+    EXPECT_TRUE(on_strand);
 }
 
 }  // namespace
