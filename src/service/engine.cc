@@ -112,8 +112,8 @@ engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& c
                const checkpointing& checkpoints) {
     _groups.reserve(group_count);
     for (std::size_t i = 0; i < group_count; ++i) {
-        _groups.push_back(std::make_unique<group>(static_cast<std::uint32_t>(i),
-                                                  asio::make_strand(io), cold, checkpoints));
+        _groups.push_back(std::make_unique<group>(static_cast<std::uint32_t>(i), group_strand(io),
+                                                  cold, checkpoints));
         _groups.back()->set_forwarder(
             [this](state::command_body body) { forward(std::move(body)); });
     }

@@ -15,6 +15,7 @@
 
 #include "base/unique_function.h"
 #include "log/command_log.h"
+#include "runtime/compact_strand.h"
 #include "runtime/wake_signal.h"
 #include "service/cold_tier.h"
 #include "service/live_subscription.h"
@@ -24,7 +25,9 @@
 
 namespace dstream::service {
 
-using group_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+// Compact: a group's executor is copied into every log notification and
+// timer as an any_io_executor (runtime/compact_strand.h).
+using group_strand = runtime::compact_strand;
 using write_done = unique_function<void(state::apply_result)>;
 // Wakes a live reader with the read it waits for, or with nothing when it
 // must read for itself.
