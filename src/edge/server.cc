@@ -261,14 +261,14 @@ asio::awaitable<void> server::accept_loop() {
             _connections.emplace(conn.get(), conn);
         }
         _metrics.connections.add(1);
-        asio::co_spawn(conn->stream.get_executor(), serve_connection(conn.get()), asio::detached);
+        asio::co_spawn(conn->stream.get_executor(), serve_connection(conn), asio::detached);
     }
 }
 
 // The reads and the accounting of each request are written out here, not
 // in coroutines of their own: this frame lives as long as the connection,
 // where each nested coroutine would be a frame allocated per request.
-asio::awaitable<void> server::serve_connection(connection* conn) {
+asio::awaitable<void> server::serve_connection(std::shared_ptr<connection> conn) {
     boost::system::error_code ec;
     const auto remote = conn->stream.socket().remote_endpoint(ec);
     if (!ec) conn->remote = remote.address().to_string() + ":" + std::to_string(remote.port());
@@ -322,7 +322,7 @@ asio::awaitable<void> server::serve_connection(connection* conn) {
     }
     boost::system::error_code ignored;
     conn->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    forget(conn);
+    forget(conn.get());
 }
 
 asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,

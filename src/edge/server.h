@@ -48,8 +48,11 @@ private:
     struct connection;
 
     boost::asio::awaitable<void> accept_loop();
-    // `conn` stays alive in _connections until the coroutine ends.
-    boost::asio::awaitable<void> serve_connection(connection* conn);
+    // The coroutine keeps `conn` alive: a bounded shutdown destroys the
+    // server (and _connections) before the io_context destroys the frames
+    // of unfinished coroutines, whose messages take their fields from the
+    // connection's arena.
+    boost::asio::awaitable<void> serve_connection(std::shared_ptr<connection> conn);
     // Answers one request whose head was read (`head_error` set when it is
     // malformed); false when the connection must close after it.
     boost::asio::awaitable<bool> answer(connection& conn, request_parser& parser,
