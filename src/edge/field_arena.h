@@ -53,7 +53,8 @@ public:
 private:
     static constexpr std::size_t alignment = alignof(std::max_align_t);
 
-    alignas(alignment) std::array<std::byte, 4096> _block{};
+    // Not zeroed: pages an idle connection never reaches stay untouched.
+    alignas(alignment) std::array<std::byte, 4096> _block;
     std::size_t _used = 0;
     std::size_t _live = 0;
 };
