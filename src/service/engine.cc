@@ -15,12 +15,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-void post_proposal(group& g, state::command_body body, write_done done) {
-    asio::post(g.strand(), [&g, body = std::move(body), done = std::move(done)]() mutable {
-        g.propose(std::move(body), std::move(done));
-    });
-}
-
 // Loads the cold pieces of a plan (on the I/O pool) in front of its hot slices.
 void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
     std::vector<storage::byte_slice> slices;
@@ -122,7 +116,7 @@ engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& c
             asio::make_strand(io), cold, cold.staged_part_grace,
             [this](state::publish_snapshot cmd, write_done done) {
                 group& g = group_for(cmd.key);  // before `cmd` moves away
-                post_proposal(g, std::move(cmd), std::move(done));
+                g.submit(std::move(cmd), std::move(done));
             });
     }
 }
@@ -130,8 +124,7 @@ engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& c
 void engine::forward(state::command_body body) {
     const std::string* key = state::command_key(body);
     group& g = group_for(key ? std::string_view(*key) : std::string_view());
-    asio::post(g.strand(),
-               [&g, body = std::move(body)]() mutable { g.propose(std::move(body), {}); });
+    g.submit(std::move(body), {});
 }
 
 void engine::drop_dangling_fork_references() {
@@ -241,7 +234,7 @@ asio::awaitable<state::apply_result> engine::propose(state::command_body& body) 
     const std::string* key = state::command_key(body);
     group& g =
         group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
-    post_proposal(g, std::move(body), slot->completion());
+    g.submit(std::move(body), slot->completion());
     return runtime::take(std::move(slot));
 }
 

@@ -117,6 +117,26 @@ const state::stream* group::live_stream(const std::string& key, protocol::unix_m
     return nullptr;
 }
 
+void group::submit(state::command_body body, write_done done) {
+    bool post = false;
+    {
+        std::lock_guard lock(_submitted_mutex);
+        _submitted.push_back(submission{std::move(body), std::move(done)});
+        post = !std::exchange(_submitted_posted, true);
+    }
+    if (post) boost::asio::post(_strand, [this] { propose_submitted(); });
+}
+
+void group::propose_submitted() {
+    {
+        std::lock_guard lock(_submitted_mutex);
+        std::swap(_submitted, _proposing);
+        _submitted_posted = false;
+    }
+    for (auto& s : _proposing) propose(std::move(s.body), std::move(s.done));
+    _proposing.clear();
+}
+
 void group::propose(state::command_body body, write_done done) {
     auto* publish = std::get_if<state::publish_snapshot>(&body);
     if (publish != nullptr && _cold.enabled() && publish->body.size() >= snapshot_inline_limit) {

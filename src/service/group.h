@@ -5,9 +5,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -98,6 +100,10 @@ public:
     void release_log() { _log->release(_checkpoint_index); }
     void start();
     void propose(state::command_body body, write_done done);
+    // Any thread: propose()s `body` on the group's strand. Proposals queued
+    // while a post for them is pending share it, so a busy group takes one
+    // post per burst, not one per write.
+    void submit(state::command_body body, write_done done);
     // `as_source_of` set: a read on behalf of a fork of the source of that
     // incarnation, which may be retired and renews nothing.
     read_plan read(const read_request& request,
@@ -208,6 +214,16 @@ private:
     boost::asio::steady_timer _sweep_timer;
     command_forwarder _forward;
     service_metrics& _metrics;
+
+    struct submission {
+        state::command_body body;
+        write_done done;
+    };
+    void propose_submitted();
+    std::mutex _submitted_mutex;
+    std::vector<submission> _submitted;  // under _submitted_mutex
+    bool _submitted_posted = false;      // under _submitted_mutex
+    std::vector<submission> _proposing;  // the strand's; keeps its capacity
 };
 
 }  // namespace dstream::service
