@@ -13,9 +13,9 @@ namespace dstream::edge {
 result<route> route_of(const request& req);
 
 // Answers one request, whose route_of() is `resolved` (taken away), and
-// reports the answer in `summary` (its `close`: the connection must close after it).
-// `part_upload`: what answer_before_body() admitted for the request, if
-// anything.
+// reports the answer in `summary` (its `close`: the connection must close
+// after it). `part_upload`: what answer_before_body() admitted for the
+// request, if anything.
 boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
                                       result<route>& resolved, service::stream_service& service,
                                       const edge_options& options, answer_summary& summary,

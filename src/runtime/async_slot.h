@@ -8,11 +8,11 @@
 //
 // The waiting coroutine is resumed by one post to its executor (its
 // handler's associated executor), with no timer: an append waits on one of
-// these. take() is a plain function, so the wait costs no coroutine frame of
-// its own. While it waits, only the
-// delivering side owns the slot; the coroutine does not. A slot whose
-// deliverers are all gone without delivering (work dropped at shutdown)
-// then frees the parked coroutine with it instead of keeping both alive.
+// these. take() is a plain function, so the wait costs no coroutine frame
+// of its own. While it waits, only the delivering side owns the slot; the
+// coroutine does not. A slot whose deliverers are all gone without
+// delivering (work dropped at shutdown) then frees the parked coroutine with
+// it instead of keeping both alive.
 //
 // Why work is posted by plain code and not from inside the co_await: GCC 12
 // miscompiles a capturing lambda built in the same expression as a co_await
@@ -53,7 +53,7 @@ public:
         return [self = this->shared_from_this()](T value) { self->deliver(std::move(value)); };
     }
 
-    // On the slot's executor, once; gives the caller's reference away.
+    // By the waiting coroutine, once; gives the caller's reference away.
     static boost::asio::awaitable<T> take(std::shared_ptr<async_slot> slot) {
         return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(T)>(
             park{std::move(slot)}, boost::asio::use_awaitable);
