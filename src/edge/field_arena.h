@@ -1,15 +1,15 @@
 #pragma once
 // Memory for the header fields of one connection's messages. Beast gives
 // each field of a request or an answer an allocation of its own, about six
-// per append; a connection takes them from a block it owns and reuses.
+// per append; a connection takes them from one block instead.
 //
-// Allocation bumps a cursor; the block starts over once every allocation in
-// it was given back, which happens between requests, when the request and
-// its answer are gone. A field still held (or a head larger than the block)
-// just makes the next allocations come from the heap, so nothing is handed
-// out twice. One connection's messages are touched by one thread at a time
-// (its strand), so the arena needs no lock.
-#include <array>
+// Allocation bumps a cursor in the block, which is taken from the heap at
+// the first allocation and given back with the last, when the request and
+// its answer are gone: one allocation per request instead of one per field,
+// and an idle connection holds no block. A field still held (or one larger
+// than the block's room) just makes the next allocations come from the
+// heap, so nothing is handed out twice. One connection's messages are
+// touched by one thread at a time (its strand), so the arena needs no lock.
 #include <cstddef>
 #include <new>
 #include <type_traits>
@@ -18,19 +18,21 @@ namespace dstream::edge {
 
 class field_arena {
 public:
+    static constexpr std::size_t block_bytes = 4096;
+
     field_arena() = default;
     field_arena(const field_arena&) = delete;
     field_arena& operator=(const field_arena&) = delete;
+    ~field_arena() { ::operator delete(_block); }
 
     void* allocate(std::size_t bytes) {
         const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-        if (rounded <= _block.size() - _used) {
-            void* p = _block.data() + _used;
-            _used += rounded;
-            ++_live;
-            return p;
-        }
-        return ::operator new(bytes);
+        if (rounded > block_bytes - _used) return ::operator new(bytes);
+        if (_block == nullptr) _block = static_cast<std::byte*>(::operator new(block_bytes));
+        void* p = _block + _used;
+        _used += rounded;
+        ++_live;
+        return p;
     }
 
     void deallocate(void* p) noexcept {
@@ -38,23 +40,28 @@ public:
             ::operator delete(p);
             return;
         }
-        if (--_live == 0) _used = 0;
+        if (--_live > 0) return;
+        _used = 0;
+        ::operator delete(_block);
+        _block = nullptr;
     }
 
     // Bytes of the block in use: 0 when it holds nothing.
     std::size_t used() const { return _used; }
+    // Whether the arena holds a block now.
+    bool holds_block() const { return _block != nullptr; }
 
     // Whether `p` points into the block (not into a heap allocation).
     bool holds(const void* p) const {
         const auto* byte = static_cast<const std::byte*>(p);
-        return byte >= _block.data() && byte < _block.data() + _block.size();
+        return _block != nullptr && byte >= _block && byte < _block + block_bytes;
     }
 
 private:
-    static constexpr std::size_t alignment = alignof(std::max_align_t);
+    // What ::operator new gives, and what every field type needs.
+    static constexpr std::size_t alignment = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
-    // Not zeroed: pages an idle connection never reaches stay untouched.
-    alignas(alignment) std::array<std::byte, 4096> _block;
+    std::byte* _block = nullptr;
     std::size_t _used = 0;
     std::size_t _live = 0;
 };

@@ -55,10 +55,12 @@ TEST(FieldArena, ARequestAndItsAnswerTakeTheirFieldsFromTheBlock) {
         EXPECT_GT(arena.used(), 0u);
     }
     EXPECT_EQ(arena.used(), 0u) << "all given back: the next request starts over";
+    EXPECT_FALSE(arena.holds_block()) << "an idle connection holds no block";
 }
 
 TEST(FieldArena, TheBlockStartsOverOnlyWhenNothingInItIsHeld) {
     field_arena arena;
+    EXPECT_FALSE(arena.holds_block());
     void* first = arena.allocate(100);
     void* second = arena.allocate(100);
     EXPECT_TRUE(arena.holds(first));
@@ -71,13 +73,18 @@ TEST(FieldArena, TheBlockStartsOverOnlyWhenNothingInItIsHeld) {
     arena.deallocate(second);
     arena.deallocate(third);
     EXPECT_EQ(arena.used(), 0u);
-    EXPECT_EQ(arena.allocate(100), first) << "empty again: it starts over";
+    EXPECT_FALSE(arena.holds_block()) << "empty again: the block goes back";
+    void* again = arena.allocate(100);
+    EXPECT_TRUE(arena.holds(again)) << "and the next allocation takes one again";
+    EXPECT_EQ(arena.used(), 112u) << "from its start";
+    arena.deallocate(again);
 }
 
 TEST(FieldArena, WhatDoesNotFitComesFromTheHeap) {
     field_arena arena;
     void* big = arena.allocate(64 * 1024);
     EXPECT_FALSE(arena.holds(big));
+    EXPECT_FALSE(arena.holds_block()) << "a block is taken only to be used";
     void* small = arena.allocate(16);
     EXPECT_TRUE(arena.holds(small));
     arena.deallocate(big);
