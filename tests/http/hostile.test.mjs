@@ -231,7 +231,7 @@ test('RFC 9112 9.8: 2000 idle connections cost bounded memory and the server sti
         assert.ok(Date.now() - started < 2000, `an answer took ${Date.now() - started} ms`);
         assert.equal(conns.filter((c) => c.closed).length, 0, 'the idle timeout (60 s) has not passed');
         // A connection's coroutine, strand, socket and first read buffer.
-        if (!sanitized) assert.ok(perConnection < 16 * 1024, `${perConnection} bytes per idle connection`);
+        if (!sanitized) assert.ok(perConnection < 10 * 1024, `${perConnection} bytes per idle connection`);
     } finally {
         for (const c of conns) c.destroy();
         await own.stop();
