@@ -143,11 +143,9 @@ asio::awaitable<void> exchange::send(response& res) {
     sent(res.result(), body.size());
     const head_text head = serialize_head(res.base(), _options.cluster_id);
     const std::array<asio::const_buffer, 2> message{asio::buffer(head), asio::buffer(body)};
-    std::size_t written = 0;
-    boost::system::error_code ec;
-    if (!write_now(message, written, ec))
-        ec = co_await write_rest(message, written, write_deadline::none);
-    throw_if_failed(ec);
+    auto now = write_now(message);
+    if (!now.done) now.ec = co_await write_rest(message, now.written, write_deadline::none);
+    throw_if_failed(now.ec);
 }
 
 asio::awaitable<void> exchange::pay_read_quota(std::uint64_t bytes) {
@@ -184,11 +182,9 @@ asio::awaitable<void> exchange::send_slices(response& res,
     if (!is_head()) {
         for (const auto& s : slices) message.emplace_back(s.data, s.size);
     }
-    std::size_t written = 0;
-    boost::system::error_code ec;
-    if (!write_now(message, written, ec))
-        ec = co_await write_rest(message, written, write_deadline::none);
-    throw_if_failed(ec);
+    auto now = write_now(message);
+    if (!now.done) now.ec = co_await write_rest(message, now.written, write_deadline::none);
+    throw_if_failed(now.ec);
 }
 
 asio::awaitable<void> exchange::send_files_and_slices(
@@ -234,11 +230,9 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
                                                   asio::buffer(data.data(), data.size()),
                                                   asio::buffer("\r\n", 2)};
     // Under the body timeout: a live reader that stops reading is let go.
-    std::size_t written = 0;
-    boost::system::error_code ec;
-    if (!write_now(chunk, written, ec))
-        ec = co_await write_rest(chunk, written, write_deadline::body_timeout);
-    if (ec) co_return false;
+    auto now = write_now(chunk);
+    if (!now.done) now.ec = co_await write_rest(chunk, now.written, write_deadline::body_timeout);
+    if (now.ec) co_return false;
     _summary.body_bytes += data.size();
     co_return true;
 }
@@ -248,17 +242,17 @@ asio::awaitable<void> exchange::end_stream() {
     co_await write(last, write_deadline::body_timeout);
 }
 
-bool exchange::write_now(std::span<const asio::const_buffer> buffers, std::size_t& written,
-                         boost::system::error_code& ec) {
+exchange::written_now exchange::write_now(std::span<const asio::const_buffer> buffers) {
     // An answer nearly always fits in the socket's send buffer: write it now,
     // without an asynchronous operation, a work guard or a timer. Only what
     // does not fit waits for the socket.
-    written = 0;
+    written_now now;
     auto& socket = _stream.socket();
-    if (!socket.non_blocking()) socket.non_blocking(true, ec);
-    if (!ec) written = socket.write_some(buffers, ec);
-    if (ec == asio::error::would_block) ec = {};
-    return ec || written == boost::beast::buffer_bytes(buffers);
+    if (!socket.non_blocking()) socket.non_blocking(true, now.ec);
+    if (!now.ec) now.written = socket.write_some(buffers, now.ec);
+    if (now.ec == asio::error::would_block) now.ec = {};
+    now.done = now.ec || now.written == boost::beast::buffer_bytes(buffers);
+    return now;
 }
 
 asio::awaitable<boost::system::error_code> exchange::write_rest(
@@ -274,10 +268,9 @@ asio::awaitable<boost::system::error_code> exchange::write_rest(
 
 asio::awaitable<boost::system::error_code> exchange::write(
     std::span<const asio::const_buffer> buffers, write_deadline deadline) {
-    std::size_t written = 0;
-    boost::system::error_code ec;
-    if (!write_now(buffers, written, ec)) ec = co_await write_rest(buffers, written, deadline);
-    co_return ec;
+    auto now = write_now(buffers);
+    if (!now.done) now.ec = co_await write_rest(buffers, now.written, deadline);
+    co_return now.ec;
 }
 
 asio::awaitable<boost::system::error_code> exchange::write_file(const storage::file_slice& file) {

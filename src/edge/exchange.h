@@ -111,14 +111,19 @@ private:
     enum class write_deadline { none, body_timeout };
     // Writes `buffers` whole, in two steps, so that the common case takes no
     // coroutine frame: write_now() writes what the socket takes without
-    // waiting and is done (true) when that was all or the write failed;
-    // write_rest() writes the rest, past `written`, waiting for the socket.
+    // waiting (`done` when that was all, or the write failed); write_rest()
+    // writes the rest, waiting for the socket.
     //
-    //   if (!write_now(buffers, written, ec)) ec = co_await write_rest(...);
+    //   auto now = write_now(buffers);
+    //   if (!now.done) now.ec = co_await write_rest(buffers, now.written, ...);
     //
     // An error means the client is gone.
-    bool write_now(std::span<const boost::asio::const_buffer> buffers, std::size_t& written,
-                   boost::system::error_code& ec);
+    struct written_now {
+        std::size_t written = 0;
+        boost::system::error_code ec;
+        bool done = false;
+    };
+    written_now write_now(std::span<const boost::asio::const_buffer> buffers);
     boost::asio::awaitable<boost::system::error_code> write_rest(
         std::span<const boost::asio::const_buffer> buffers, std::size_t written,
         write_deadline deadline);

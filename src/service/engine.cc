@@ -15,6 +15,13 @@ namespace {
 
 namespace asio = boost::asio;
 
+// A publish or a retention: apply judges the JSON boundary at its offset
+// from the byte read_boundary() puts in it.
+bool needs_boundary(const state::command_body& body) {
+    return std::holds_alternative<state::publish_snapshot>(body) ||
+           std::holds_alternative<state::retain>(body);
+}
+
 // Loads the cold pieces of a plan (on the I/O pool) in front of its hot slices.
 void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
     std::vector<storage::byte_slice> slices;
@@ -239,19 +246,14 @@ asio::awaitable<state::apply_result> engine::propose(state::command_body& body) 
 }
 
 asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
-    if (std::holds_alternative<state::publish_snapshot>(body) ||
-        std::holds_alternative<state::retain>(body) ||
-        (_uploads && std::holds_alternative<state::delete_stream>(body))) {
+    if (needs_boundary(body) || (_uploads && std::holds_alternative<state::delete_stream>(body))) {
         return write_with_follow_up(body);
     }
     return propose(body);
 }
 
 asio::awaitable<state::apply_result> engine::write_with_follow_up(state::command_body& body) {
-    if (std::holds_alternative<state::publish_snapshot>(body) ||
-        std::holds_alternative<state::retain>(body)) {
-        co_await read_boundary(body);
-    }
+    if (needs_boundary(body)) co_await read_boundary(body);
     // A delete also removes the stream's staged parts, after it answers.
     const std::string* key = state::command_key(body);
     const std::string deleted =

@@ -99,7 +99,6 @@ public:
     std::uint64_t checkpoint_index() const { return _checkpoint_index; }
     void release_log() { _log->release(_checkpoint_index); }
     void start();
-    void propose(state::command_body body, write_done done);
     // Any thread: propose()s `body` on the group's strand. Proposals queued
     // while a post for them is pending share it, so a busy group takes one
     // post per burst, not one per write.
@@ -137,6 +136,8 @@ public:
     bool holds_fork(const fork_reference& held) const;
 
 private:
+    // On the strand: stamps, logs and (once durable) applies `body`.
+    void propose(state::command_body body, write_done done);
     struct pending_entry {
         std::uint64_t index = 0;
         state::command cmd;
