@@ -505,14 +505,10 @@ asio::awaitable<parts_answer> engine::discard_parts(
     co_return co_await runtime::take(std::move(slot));
 }
 
-asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& commit) {
-    state::apply_result answer;
-    if (!_uploads) {
-        answer.refusal = no_cold_store();
-        co_return answer;
-    }
-    const stream_view target = co_await parts_target(commit.key, commit.if_incarnation);
+std::optional<state::apply_result> engine::answer_before_copy(const parts_commit& commit,
+                                                              const stream_view& target) {
     if (target.refusal) {
+        state::apply_result answer;
         answer.refusal = target.refusal;
         if (target.incarnation != 0) answer.incarnation = target.incarnation;
         // A 412 is final: the parts staged for the incarnation the client named are used up.
@@ -520,14 +516,33 @@ asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& co
             commit.if_incarnation) {
             _uploads->drop_parts(commit.key, *commit.if_incarnation, commit.part_ids);
         }
+        return answer;
+    }
+    auto settled = answer_from_key(commit, target);
+    if (settled) _uploads->drop_parts(commit.key, target.incarnation, commit.part_ids);
+    return settled;
+}
+
+asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& commit) {
+    state::apply_result answer;
+    if (!_uploads) {
+        answer.refusal = no_cold_store();
         co_return answer;
     }
-    if (auto settled = answer_from_key(commit, target)) {
-        _uploads->drop_parts(commit.key, target.incarnation, commit.part_ids);
-        co_return std::move(*settled);
+    stream_view target = co_await parts_target(commit.key, commit.if_incarnation);
+    if (auto answered = answer_before_copy(commit, target)) co_return std::move(*answered);
+    auto running = _uploads->begin_run(commit.key);
+    if (!running) {
+        answer.refusal = commit_in_progress();
+        answer.incarnation = target.incarnation;
+        co_return answer;
     }
+    // A commit of the same snapshot may have published and ended its run
+    // since the first look: the second, under the run, sees its publish.
+    target = co_await parts_target(commit.key, commit.if_incarnation);
+    if (auto answered = answer_before_copy(commit, target)) co_return std::move(*answered);
     auto slot = std::make_shared<runtime::async_slot<state::apply_result>>();
-    _uploads->commit(commit, target.incarnation, slot->completion());
+    _uploads->commit(std::move(*running), commit, target.incarnation, slot->completion());
     co_return co_await runtime::take(std::move(slot));
 }
 

@@ -111,6 +111,11 @@ private:
     // its incarnation and latest snapshot.
     boost::asio::awaitable<stream_view> parts_target(
         const std::string& key, const std::optional<std::uint64_t>& if_incarnation);
+    // A commit's answer from its stream (404, 412) or latest snapshot (a
+    // repeat, a 409), dropping the parts a final one uses up; nothing when
+    // the parts decide.
+    std::optional<state::apply_result> answer_before_copy(const parts_commit& commit,
+                                                          const stream_view& target);
 
     std::vector<std::unique_ptr<group>> _groups;
     std::atomic<bool> _live_reads_ended{false};

@@ -78,7 +78,13 @@ part_admission answer_admission(staging_ledger::admission decided, std::uint64_t
 
 }  // namespace
 
+error commit_in_progress() {
+    return make_error(error_code::snapshot_commit_in_progress,
+                      "a commit or discard of this stream's parts is running");
+}
+
 struct snapshot_uploads::copy_job {
+    std::optional<run> running;
     parts_commit request;
     std::uint64_t incarnation = 0;
     done_fn<state::apply_result> done;
@@ -157,20 +163,20 @@ void snapshot_uploads::discard(const std::string& key, std::uint64_t incarnation
                                done_fn<parts_answer> done) {
     parts_answer answer;
     answer.incarnation = incarnation;
-    if (!try_run(key)) {
-        answer.refusal = make_error(error_code::snapshot_commit_in_progress,
-                                    "a commit or discard of this stream's parts is running");
+    auto running = begin_run(key);
+    if (!running) {
+        answer.refusal = commit_in_progress();
         done(std::move(answer));
         return;
     }
     const auto head_ms = runtime::now_unix_ms();
-    asio::post(_cold.io, [this, key, incarnation, head_ms, answer = std::move(answer),
-                          done = std::move(done)]() mutable {
+    asio::post(_cold.io, [this, key, incarnation, head_ms, running = std::move(*running),
+                          answer = std::move(answer), done = std::move(done)]() mutable {
         const status removed = relist(key, [&](const part_object_name& name) {
             return name.incarnation == incarnation ||
                    staged_before(name, head_ms - earlier_parts_margin_ms);
         });
-        end_run(key);
+        running.end();
         if (!removed) answer.refusal = store_failed();
         done(std::move(answer));
     });
@@ -275,9 +281,14 @@ void snapshot_uploads::remove_parts(const std::string& key, std::uint64_t incarn
     }
 }
 
-bool snapshot_uploads::try_run(const std::string& key) {
+std::optional<snapshot_uploads::run> snapshot_uploads::begin_run(const std::string& key) {
     const std::lock_guard lock(_mutex);
-    return _running.try_emplace(key).second;
+    if (!_running.try_emplace(key).second) return std::nullopt;
+    return run(*this, key);
+}
+
+void snapshot_uploads::run::end() {
+    if (auto* owner = std::exchange(_owner, nullptr)) owner->end_run(_key);
 }
 
 void snapshot_uploads::end_run(const std::string& key) {
@@ -303,22 +314,17 @@ void snapshot_uploads::end_copy() {
     --_copies;
 }
 
-void snapshot_uploads::commit(const parts_commit& request, std::uint64_t incarnation,
+void snapshot_uploads::commit(run running, const parts_commit& request, std::uint64_t incarnation,
                               done_fn<state::apply_result> done) {
-    if (!try_run(request.key)) {
-        done(refused(make_error(error_code::snapshot_commit_in_progress,
-                                "a commit or discard of this stream's parts is running"),
-                     incarnation));
-        return;
-    }
     if (!try_copy()) {
-        end_run(request.key);
+        running.end();
         done(refused(make_error(error_code::snapshot_commits_busy,
                                 "the node copies as many snapshots as it can"),
                      incarnation));
         return;
     }
     auto job = std::make_shared<copy_job>();
+    job->running.emplace(std::move(running));
     job->request = request;
     job->incarnation = incarnation;
     job->done = std::move(done);
@@ -426,7 +432,7 @@ void snapshot_uploads::settle(const std::shared_ptr<copy_job>& job, state::apply
                               bool parts_used) {
     // The commit stops running before it answers, so a repeat after the
     // answer is answered from the key, never with 503.
-    end_run(job->request.key);
+    job->running.reset();
     job->done(std::move(answer));
     drop_parts(job->request.key, job->incarnation,
                parts_used ? job->request.part_ids : std::vector<std::string>());

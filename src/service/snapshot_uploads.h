@@ -5,6 +5,9 @@
 // no publish used. The engine checks the stream first (404, 412 and, for a
 // commit, its latest snapshot); this module does the rest. Store calls run on the cold tier's I/O
 // pool, a copy one piece per task so other cold-tier work runs between its pieces.
+// A commit takes its stream's run before the engine's last check of the
+// latest snapshot: a commit that published meanwhile did so before its run
+// ended, so a repeat is answered from the key, never copied again.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -36,8 +39,31 @@ using done_fn = unique_function<void(T)>;
 // Proposes a publish on its stream's group; `done` gets the apply's answer.
 using publish_fn = std::function<void(state::publish_snapshot, done_fn<state::apply_result>)>;
 
+// 503 SNAPSHOT_COMMIT_IN_PROGRESS: another commit or discard of the stream runs.
+error commit_in_progress();
+
 class snapshot_uploads {
 public:
+    // A stream's one running commit or discard; it ends when this is
+    // destroyed or end() is called.
+    class run {
+    public:
+        run(run&& other) noexcept
+            : _owner(std::exchange(other._owner, nullptr)), _key(std::move(other._key)) {}
+        run& operator=(run&&) = delete;
+        run(const run&) = delete;
+        run& operator=(const run&) = delete;
+        ~run() { end(); }
+        void end();
+
+    private:
+        friend class snapshot_uploads;
+        run(snapshot_uploads& owner, std::string key) : _owner(&owner), _key(std::move(key)) {}
+
+        snapshot_uploads* _owner;
+        std::string _key;
+    };
+
     // `timers` runs the periodic sweep's timer; `grace` is how old an unused
     // part must be before the sweep removes it.
     snapshot_uploads(boost::asio::any_io_executor timers, const cold_tier& cold,
@@ -51,8 +77,10 @@ public:
     void stage(const std::string& key, std::uint64_t incarnation, std::string body,
                std::unique_ptr<part_upload> upload, done_fn<parts_answer> done);
     void discard(const std::string& key, std::uint64_t incarnation, done_fn<parts_answer> done);
-    // From the 503s on: the checks against the stream are the engine's.
-    void commit(const parts_commit& request, std::uint64_t incarnation,
+    // Nothing while another commit or discard of the stream runs.
+    std::optional<run> begin_run(const std::string& key);
+    // From the 503 SNAPSHOT_COMMITS_BUSY on: the checks against the stream are the engine's.
+    void commit(run running, const parts_commit& request, std::uint64_t incarnation,
                 done_fn<state::apply_result> done);
     // Removes the parts a commit used up (a final answer), then recounts the
     // stream's parts, as after every commit.
@@ -90,7 +118,6 @@ private:
 
     // One commit or discard per stream at a time, and a bounded number of
     // copies. A delete of the stream while one runs removes its parts after.
-    bool try_run(const std::string& key);
     void end_run(const std::string& key);
     bool try_copy();
     void end_copy();

@@ -447,6 +447,33 @@ test('ext 2.2 parts: while a commit copies, a repeat and a discard answer 503 SN
     assert.ok(body.equals(Buffer.concat(pieces)));
 });
 
+test('ext 2.2 parts: repeats that race the publish answer 503 or 204 from the key; none copies the used-up parts again', async () => {
+    // A repeat that looked for the snapshot just before the publish and
+    // reached the parts just after the commit ended once copied them again
+    // while they were removed: 502 COLD_STORE_FAILED or 400 UNKNOWN_PART.
+    for (let round = 0; round < 100; round += 1) {
+        const url = streamUrl();
+        await createStream(url);
+        const { ids, digest } = await stageRandom(url, 2, 256 * 1024);
+        let published = false;
+        const repeatUntilPublished = async () => {
+            for (let after = 0; after < 3;) {
+                const res = await commit(url, tok(13), ids, digest);
+                const text = await res.text();
+                if (res.status === 204) {
+                    assert.equal(res.headers.get('stream-snapshot-digest'), digest);
+                    published = true;
+                } else {
+                    assert.equal(res.status, 503, text);
+                    assert.equal(JSON.parse(text).error.code, 'SNAPSHOT_COMMIT_IN_PROGRESS');
+                }
+                if (published) after += 1;
+            }
+        };
+        await Promise.all(Array.from({ length: 6 }, repeatUntilPublished));
+    }
+});
+
 test('ext 2.2 parts: a node copies two commits at once; a third answers 503 SNAPSHOT_COMMITS_BUSY with Retry-After', async () => {
     const urls = [streamUrl(), streamUrl(), streamUrl()];
     const staged = [];
