@@ -1,3 +1,7 @@
+#include <chrono>
+#include <string>
+#include <vector>
+
 #include <boost/asio/this_coro.hpp>
 
 #include "edge/handlers.h"
@@ -12,6 +16,9 @@
 
 namespace dstream::edge {
 namespace {
+
+// The most rendered event bytes one write of a live reader carries.
+constexpr std::size_t coalesced_bytes = 256 * 1024;
 
 // One data event for `view`'s bytes in the surface's representation.
 void append_data_event(std::string& out, const service::stream_view& view, representation rep,
@@ -58,6 +65,19 @@ void end_on_character(service::stream_view& view) {
         view.next -= drop;
         if (view.data.back().size == 0) view.data.pop_back();
     }
+}
+
+using update_times = std::vector<std::chrono::steady_clock::time_point>;
+
+// Writes the rendered `events`, then counts the delivery of the updates they hold.
+boost::asio::awaitable<bool> send_events(exchange& ex, std::string& events,
+                                         update_times& updates_made_at) {
+    if (events.empty()) co_return true;
+    const bool sent = co_await ex.send_chunk(events);
+    events.clear();
+    for (const auto made_at : updates_made_at) http_metrics::get().record_live_delivery(made_at);
+    updates_made_at.clear();
+    co_return sent;
 }
 
 }  // namespace
@@ -124,14 +144,16 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
     std::shared_ptr<const service::live_update> update;  // when set, the view to send
     // Registered with the stream's group once, while the reader keeps up.
     std::shared_ptr<service::live_subscription> following;
+    // Events rendered and not yet written: the updates queued for a reader
+    // that fell behind go out in one write, up to coalesced_bytes.
     std::string events;
+    update_times unsent_updates;  // made_at of each
     bool first = true;
     while (true) {
         const service::stream_view& current = update ? update->view() : view;
-        events.clear();
         if (!current.data.empty()) {
             if (update) {
-                events = update->rendering(rendering, render);
+                events += update->rendering(rendering, render);
             } else {
                 append_data_event(events, current, rep, base64);
             }
@@ -145,8 +167,10 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
             protocol::append_control_event(events, control);
         }
         first = false;
-        if (!events.empty() && !co_await ex.send_chunk(events)) co_return;
-        if (update) http_metrics::get().record_live_delivery(update->made_at());
+        if (update) unsent_updates.push_back(update->made_at());
+        const bool coalesce = update && following && following->has_queued() &&
+                              !current.reached_closed_tail() && events.size() < coalesced_bytes;
+        if (!coalesce && !co_await send_events(ex, events, unsent_updates)) co_return;
         // A server that stops ends the body after the events already read,
         // as at the end of the connection's lifetime.
         if (current.reached_closed_tail() || ex.service().live_reads_ended()) break;
@@ -182,12 +206,11 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         if (refusal) {
             // extensions 11: a live read that ends in error sends the error body as an event.
             const response err = ex.make_error(*refusal);
-            std::string event;
-            protocol::append_sse_event(event, "error", err.body());
-            co_await ex.send_chunk(event);
+            protocol::append_sse_event(events, "error", err.body());
             break;
         }
     }
+    if (!co_await send_events(ex, events, unsent_updates)) co_return;
     co_await ex.end_stream();
 }
 

@@ -33,6 +33,11 @@ bool live_subscription::ended() const {
     return _ended;
 }
 
+bool live_subscription::has_queued() const {
+    const std::lock_guard lock(_mutex);
+    return !_queue.empty();
+}
+
 void live_subscription::wake_locked() {
     if (!_waiting || _wake_posted) return;
     _wake_posted = true;

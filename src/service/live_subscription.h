@@ -36,6 +36,8 @@ public:
     boost::asio::awaitable<std::shared_ptr<const live_update>> next(
         std::chrono::steady_clock::time_point deadline);
     bool ended() const;
+    // Whether next() has an update without waiting.
+    bool has_queued() const;
 
 private:
     // Under _mutex: wakes the reader if it waits.

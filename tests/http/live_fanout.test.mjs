@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from './lib/server.mjs';
-import { uniq, openSse, sleep } from './lib/http.mjs';
+import { uniq, openSse, sleep, RawConn, rawRequest } from './lib/http.mjs';
 import { parsePrometheus, value } from './lib/prometheus.mjs';
 
 let srv;
@@ -162,4 +162,44 @@ test('live fan-out: a reader that stops reading falls behind, then still gets ev
     // It did fall behind: its queue of updates filled and it read for itself.
     const metrics = await (await fetch(`${srv.url}/__ursula/metrics`)).text();
     assert.match(metrics, /^dstream_live_readers_behind_total [1-9]/m);
+});
+
+// The HTTP chunks of a chunked body that starts at `from` in `buf`, as long
+// as they are complete.
+function chunksOf(buf, from) {
+    const chunks = [];
+    let pos = from;
+    while (true) {
+        const lineEnd = buf.indexOf('\r\n', pos);
+        if (lineEnd < 0) return chunks;
+        const size = parseInt(buf.subarray(pos, lineEnd).toString('latin1'), 16);
+        if (size === 0 || buf.length < lineEnd + 2 + size + 2) return chunks;
+        chunks.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size).toString('utf8'));
+        pos = lineEnd + 2 + size + 2;
+    }
+}
+
+test('live fan-out: the updates queued for a reader whose socket was full go out together, fewer writes than updates', async () => {
+    const url = `${srv.url}/fan-bkt/${uniq('coalesced')}`;
+    await create(url, 'text/plain');
+    const conn = await RawConn.open(srv.port);
+    await conn.write(rawRequest('GET', `${new URL(url).pathname}?offset=now&live=sse`));
+    await conn.waitFor(() => conn.buf.includes('"upToDate":true'));
+    conn.socket.pause();
+    // About 9 MB: more than the socket buffers hold (so the reader's writes
+    // wait and updates queue up), fewer updates than its queue holds.
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    const bodies = Array.from({ length: 60 }, (_, i) => letters[i % 26].repeat(150 * 1024 - 2) + String(i).padStart(2, '0'));
+    for (const b of bodies) await append(url, 'text/plain', b);
+    const tail = await tailOf(url);
+    conn.socket.resume();
+    assert.ok(await conn.waitFor(() => conn.buf.includes(`"streamNextOffset":"${tail}"`), 20_000), 'the reader reached the tail');
+    const body = conn.buf.indexOf('\r\n\r\n') + 4;
+    const chunks = chunksOf(conn.buf, body);
+    const data = chunks.join('').split('\n').filter((l) => l.startsWith('data:') && !l.startsWith('data:{'))
+        .map((l) => l.slice(5)).join('');
+    assert.ok(data === bodies.join(''), 'every byte, in order');
+    const written = chunks.filter((c) => c.includes('event: data')).length;
+    assert.ok(written < bodies.length, `${written} writes carried the ${bodies.length} updates`);
+    conn.destroy();
 });
