@@ -3,9 +3,9 @@
 // are stored in queues of pending work. std::move_only_function is C++23.
 //
 // A callable of up to inline_bytes that moves without throwing is kept in
-// the object itself: an append's completions (a coroutine's handler, a
-// slot's deliverer) are that small, and each used to be a heap allocation.
-// Larger ones go to the heap.
+// the object itself: an append's completions (a coroutine's handler of 64
+// bytes, a slot's deliverer) are that small, and each used to be a heap
+// allocation. Larger ones go to the heap.
 #include <array>
 #include <cstddef>
 #include <new>
@@ -20,7 +20,7 @@ class unique_function;
 template <typename R, typename... Args>
 class unique_function<R(Args...)> {
 public:
-    static constexpr std::size_t inline_bytes = 48;
+    static constexpr std::size_t inline_bytes = 64;
 
     unique_function() = default;
     template <typename F,
@@ -48,12 +48,13 @@ public:
     explicit operator bool() const { return _ops != nullptr; }
     R operator()(Args... args) { return _ops->call(_storage.data(), std::forward<Args>(args)...); }
 
-private:
+    // Whether a callable of type F is kept without a heap allocation.
     template <typename F>
     static constexpr bool fits_inline =
         sizeof(F) <= inline_bytes &&
         alignof(F) <= alignof(std::max_align_t) && std::is_nothrow_move_constructible_v<F>;
 
+private:
     // What a stored callable needs done, without a virtual table in it.
     struct operations {
         R (*call)(void* storage, Args&&... args);

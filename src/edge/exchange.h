@@ -67,6 +67,9 @@ public:
     const request& req() const { return _req; }
     request& req() { return _req; }
     const route& target() const { return _route; }
+    // The stream key, moved out for the command that carries it: target().key
+    // is empty after. For a handler that needs the key for nothing else.
+    std::string take_stream_key() { return std::move(_route.key); }
     const query_params& query() const { return _query; }
     service::stream_service& service() { return *_service; }
     const edge_options& options() const { return _options; }

@@ -16,7 +16,7 @@ using protocol::error_code;
 result<state::append> parse_append(exchange& ex) {
     request& req = ex.req();
     state::append c;
-    c.key = ex.target().key;
+    c.key = ex.take_stream_key();
 
     auto producer = producer_headers(req);
     if (!producer) return producer.err();
@@ -40,11 +40,14 @@ result<state::append> parse_append(exchange& ex) {
                                 protocol::blake3_256(req.body()) == *c.producer->identity;
     std::optional<error> fault;
     if (req.body().empty()) {
-        if (!c.close) fault = make_error(error_code::empty_append, "an append needs a non-empty body");
+        if (!c.close)
+            fault = make_error(error_code::empty_append, "an append needs a non-empty body");
     } else if (!*content_type) {
-        fault = make_error(error_code::missing_content_type, "an append with a body needs a Content-Type");
+        fault = make_error(error_code::missing_content_type,
+                           "an append with a body needs a Content-Type");
     } else if (protocol::is_json_media_type(c.content_type)) {
-        auto messages = protocol::normalize_json_body(req.body(), protocol::empty_array_rule::reject);
+        auto messages =
+            protocol::normalize_json_body(req.body(), protocol::empty_array_rule::reject);
         if (messages) {
             c.body = std::move(messages->stored);
         } else {
@@ -54,7 +57,8 @@ result<state::append> parse_append(exchange& ex) {
         c.body = std::move(req.body());
     }
     if (!fault && !digest_matches) {
-        fault = make_error(error_code::producer_digest_mismatch, "Producer-Digest does not match the body");
+        fault = make_error(error_code::producer_digest_mismatch,
+                           "Producer-Digest does not match the body");
     }
     if (fault) {
         if (!c.producer) return *fault;

@@ -71,9 +71,12 @@ private:
             const std::shared_ptr<async_slot> s = std::move(slot);
             std::unique_lock lock(s->_mutex);
             s->_executor = boost::asio::get_associated_executor(handler);
-            s->_waiter = [h = std::forward<Handler>(handler)](T value) mutable {
+            auto waiter = [h = std::forward<Handler>(handler)](T value) mutable {
                 std::move(h)(std::move(value));
             };
+            // A coroutine's handler is kept in the slot without an allocation.
+            static_assert(unique_function<void(T)>::template fits_inline<decltype(waiter)>);
+            s->_waiter = std::move(waiter);
             if (s->_value) {
                 T value = std::move(*s->_value);
                 s->_value.reset();

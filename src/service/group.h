@@ -2,7 +2,6 @@
 // One group on this node: its strand, state machine, command log, pending
 // proposals, live readers and cold-tier flushes. Every member function runs
 // on the strand.
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -15,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "base/reusable_queue.h"
 #include "base/unique_function.h"
 #include "log/command_log.h"
 #include "runtime/compact_strand.h"
@@ -193,7 +193,7 @@ private:
     bool _checkpointing = false;
     std::unique_ptr<log::command_log> _log;
     state::group_state _state;
-    std::deque<pending_entry> _pending;
+    reusable_queue<pending_entry> _pending;
     struct live_watch {
         read_request request;
         std::weak_ptr<live_signal> signal;
