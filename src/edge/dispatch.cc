@@ -98,62 +98,44 @@ result<route> route_of(const request& req) {
         split_request_target(std::string_view(req.target().data(), req.target().size())).path);
 }
 
-boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
-                                      result<route>& resolved, service::stream_service& service,
-                                      const edge_options& options, answer_summary& summary,
-                                      std::unique_ptr<service::part_upload>& part_upload) {
-    const request_target target =
-        split_request_target(std::string_view(req.target().data(), req.target().size()));
-    auto query = query_params::parse(target.query);
-    summary.kind =
-        resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;
-    const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
-    exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
-                query ? std::move(*query) : query_params{}, &service, options, summary);
-    ex.hold_part_upload(std::move(part_upload));
+result<query_params> query_of(const request& req) {
+    return query_params::parse(
+        split_request_target(std::string_view(req.target().data(), req.target().size())).query);
+}
+
+request_kind kind_of(const request& req, const result<route>& resolved,
+                     const result<query_params>& query) {
+    return resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;
+}
+
+boost::asio::awaitable<void> dispatch(exchange& ex, const result<route>& resolved,
+                                      const result<query_params>& query) {
+    const request& req = ex.req();
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
     if (req.version() >= 11 && req.count(http::field::host) == 0) {
-        co_await answer_error(ex, error_code::invalid_request, "missing Host header");
-        co_return;
+        return answer_error(ex, error_code::invalid_request, "missing Host header");
     }
-    if (!resolved) {
-        co_await answer_error(ex, resolved.err().code, resolved.err().message);
-        co_return;
-    }
-    if (!query) {
-        co_await answer_error(ex, query.err().code, query.err().message);
-        co_return;
-    }
-    if (req.method() == http::verb::options) {
-        co_await handle_options(ex);
-        co_return;
-    }
+    if (!resolved) return answer_error(ex, resolved.err().code, resolved.err().message);
+    if (!query) return answer_error(ex, query.err().code, query.err().message);
+    if (req.method() == http::verb::options) return handle_options(ex);
     const route::kind what = ex.target().what;
     switch (what) {
         case route::kind::reserved:
-            co_await answer_error(ex, error_code::not_found,
-                                  "subscription APIs are not available on this server");
-            co_return;
+            return answer_error(ex, error_code::not_found,
+                                "subscription APIs are not available on this server");
         case route::kind::stream_subresource:
-            co_await dispatch_subresource(ex);
-            co_return;
+            return dispatch_subresource(ex);
         case route::kind::operator_path:
-            co_await handle_operator(ex);
-            co_return;
+            return handle_operator(ex);
         case route::kind::none:
-            co_await answer_error(ex, error_code::not_found, "no such route");
-            co_return;
+            return answer_error(ex, error_code::not_found, "no such route");
         default:
             break;
     }
     for (const auto& entry : route_table) {
-        if (entry.what == what && entry.method == req.method()) {
-            co_await entry.handler(ex);
-            co_return;
-        }
+        if (entry.what == what && entry.method == req.method()) return entry.handler(ex);
     }
-    co_await answer_error(ex, error_code::method_not_allowed,
-                          "method not allowed on this resource");
+    return answer_error(ex, error_code::method_not_allowed, "method not allowed on this resource");
 }
 
 }  // namespace dstream::edge

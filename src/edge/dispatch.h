@@ -11,14 +11,18 @@ namespace dstream::edge {
 
 // The route of a request's target (its path, without the query).
 result<route> route_of(const request& req);
+// The query of a request's target.
+result<query_params> query_of(const request& req);
+// What the metrics count the request as.
+request_kind kind_of(const request& req, const result<route>& resolved,
+                     const result<query_params>& query);
 
-// Answers one request, whose route_of() is `resolved` (taken away), and
-// reports the answer in `summary` (its `close`: the connection must close
-// after it). `part_upload`: what answer_before_body() admitted for the
-// request, if anything.
-boost::asio::awaitable<void> dispatch(connection_stream& stream, request& req,
-                                      result<route>& resolved, service::stream_service& service,
-                                      const edge_options& options, answer_summary& summary,
-                                      std::unique_ptr<service::part_upload>& part_upload);
+// Answers the exchange's request, made from `resolved` and `query` when
+// they hold no error. A plain function: it picks the handler (or the error
+// answer) and hands back its awaitable, so the request costs no coroutine
+// frame of its own; the caller's frame holds the exchange and the results,
+// which must outlive the awaitable.
+boost::asio::awaitable<void> dispatch(exchange& ex, const result<route>& resolved,
+                                      const result<query_params>& query);
 
 }  // namespace dstream::edge

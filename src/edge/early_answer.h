@@ -37,7 +37,7 @@ bool may_answer_before_body(const request& head, std::optional<std::uint64_t> co
 
 // For a request may_answer_before_body() chose. The answer goes in
 // `summary`; `part_upload` receives an admitted part, to be handed to
-// dispatch(). `target` is taken only when the request is answered here.
+// the exchange that answers it. `target` is taken only when the request is answered here.
 boost::asio::awaitable<early_answer> answer_before_body(
     connection_stream& stream, request& head, route& target, service::stream_service& service,
     const edge_options& options, answer_summary& summary,

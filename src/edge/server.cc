@@ -417,7 +417,13 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     // An answer may take long (a live read): with nothing more buffered, the
     // read buffer's memory goes meanwhile, and the next read takes it again.
     if (conn.buffer.size() == 0) conn.buffer.shrink_to_fit();
-    co_await dispatch(stream, req, resolved, _service, _options, summary, part_upload);
+    result<query_params> query = query_of(req);
+    summary.kind = kind_of(req, resolved, query);
+    const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
+    exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
+                query ? std::move(*query) : query_params{}, &_service, _options, summary);
+    ex.hold_part_upload(std::move(part_upload));
+    co_await dispatch(ex, resolved, query);
     co_return keep_alive;
 }
 
