@@ -6,7 +6,7 @@
 
 #include "base/stable_hash.h"
 #include "protocol/digest.h"
-#include "runtime/async_slot.h"
+#include "runtime/await_callback.h"
 #include "service/group.h"
 #include "service/snapshot_uploads.h"
 
@@ -59,25 +59,25 @@ bool open_cold_files(const cold_tier& cold, read_plan& plan) {
 }
 
 void post_read(group& g, read_request request, std::optional<std::uint64_t> as_source_of,
-               std::shared_ptr<runtime::async_slot<read_plan>> slot) {
-    asio::post(
-        g.strand(), [&g, request = std::move(request), as_source_of, slot = std::move(slot)] {
-            read_plan plan = g.read(request, as_source_of);
-            if (plan.cold.empty()) {
-                slot->deliver(std::move(plan));
-                return;
+               runtime::deliver_fn<read_plan> done) {
+    asio::post(g.strand(), [&g, request = std::move(request), as_source_of,
+                            done = std::move(done)]() mutable {
+        read_plan plan = g.read(request, as_source_of);
+        if (plan.cold.empty()) {
+            done(std::move(plan));
+            return;
+        }
+        // A JSON stream's bytes are rendered, and a fork's are stitched
+        // behind its source's: both need them in memory.
+        const bool as_files = request.cold_as_files && !plan.view.json && !plan.inherited;
+        asio::post(g.cold().io, [cold = g.cold(), plan = std::move(plan), done = std::move(done),
+                                 as_files]() mutable {
+            if (!as_files || !open_cold_files(cold, plan)) {
+                load_cold_pieces(cold, plan);
             }
-            // A JSON stream's bytes are rendered, and a fork's are stitched
-            // behind its source's: both need them in memory.
-            const bool as_files = request.cold_as_files && !plan.view.json && !plan.inherited;
-            asio::post(g.cold().io,
-                       [cold = g.cold(), plan = std::move(plan), slot, as_files]() mutable {
-                           if (!as_files || !open_cold_files(cold, plan)) {
-                               load_cold_pieces(cold, plan);
-                           }
-                           slot->deliver(std::move(plan));
-                       });
+            done(std::move(plan));
         });
+    });
 }
 
 // A JSON stream rendered as a JSON array must end on a message boundary (the
@@ -237,12 +237,13 @@ asio::awaitable<void> engine::read_boundary(state::command_body& body) {
 }
 
 asio::awaitable<state::apply_result> engine::propose(state::command_body& body) {
-    auto slot = std::make_shared<runtime::async_slot<state::apply_result>>();
-    const std::string* key = state::command_key(body);
-    group& g =
-        group_for(key ? std::string_view(*key) : std::string_view());  // before `body` moves away
-    g.submit(std::move(body), slot->completion());
-    return runtime::take(std::move(slot));
+    // `body` stays in the caller's frame until the answer: taken when the coroutine waits.
+    return runtime::await_callback<state::apply_result>(
+        [this, &body](runtime::deliver_fn<state::apply_result> done) {
+            const std::string* key = state::command_key(body);
+            group& g = group_for(key ? std::string_view(*key) : std::string_view());
+            g.submit(std::move(body), std::move(done));
+        });
 }
 
 asio::awaitable<state::apply_result> engine::write(state::command_body& body) {
@@ -266,9 +267,10 @@ asio::awaitable<state::apply_result> engine::write_with_follow_up(state::command
 
 asio::awaitable<read_plan> engine::read_group(const read_request& request,
                                               std::optional<std::uint64_t> as_source_of) {
-    auto slot = std::make_shared<runtime::async_slot<read_plan>>();
-    post_read(group_for(request.key), request, as_source_of, slot);
-    co_return co_await runtime::take(std::move(slot));
+    return runtime::await_callback<read_plan>(
+        [&g = group_for(request.key), request, as_source_of](runtime::deliver_fn<read_plan> done) {
+            post_read(g, request, as_source_of, std::move(done));
+        });
 }
 
 asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
@@ -320,10 +322,12 @@ asio::awaitable<stream_view> engine::read(const read_request& request) {
 asio::awaitable<std::optional<state::apply_result>> engine::answer_before_body(
     const state::append& headers) {
     using answer = std::optional<state::apply_result>;
-    auto slot = std::make_shared<runtime::async_slot<answer>>();
-    group& g = group_for(headers.key);
-    asio::post(g.strand(), [&g, headers, slot] { slot->deliver(g.answer_before_body(headers)); });
-    co_return co_await runtime::take(std::move(slot));
+    return runtime::await_callback<answer>(
+        [&g = group_for(headers.key), headers](runtime::deliver_fn<answer> done) {
+            asio::post(g.strand(), [&g, headers, done = std::move(done)]() mutable {
+                done(g.answer_before_body(headers));
+            });
+        });
 }
 
 namespace {
@@ -344,43 +348,43 @@ void load_object_range(const cold_tier& cold, const std::string& object_key, std
 
 asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std::uint64_t offset,
                                                      std::uint64_t first, std::uint64_t length) {
-    auto slot = std::make_shared<runtime::async_slot<snapshot_view>>();
-    group& g = group_for(key);
-    asio::post(g.strand(), [&g, key, offset, first, length, slot] {
-        std::string object_key;
-        snapshot_view view = g.read_snapshot(key, offset, first, length, object_key);
-        if (object_key.empty()) {
-            slot->deliver(std::move(view));
-            return;
-        }
-        asio::post(g.cold().io,
-                   [cold = g.cold(), object_key, view = std::move(view), slot]() mutable {
-                       load_object_range(cold, object_key, view.first, view.length, view);
-                       slot->deliver(std::move(view));
-                   });
+    return runtime::await_callback<snapshot_view>([&g = group_for(key), key, offset, first, length](
+                                                      runtime::deliver_fn<snapshot_view> done) {
+        asio::post(g.strand(), [&g, key, offset, first, length, done = std::move(done)]() mutable {
+            std::string object_key;
+            snapshot_view view = g.read_snapshot(key, offset, first, length, object_key);
+            if (object_key.empty()) {
+                done(std::move(view));
+                return;
+            }
+            asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
+                                     done = std::move(done)]() mutable {
+                load_object_range(cold, object_key, view.first, view.length, view);
+                done(std::move(view));
+            });
+        });
     });
-    co_return co_await runtime::take(std::move(slot));
 }
 
 asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
                                                   std::uint64_t max_update_bytes) {
-    auto slot = std::make_shared<runtime::async_slot<bootstrap_view>>();
-    group& g = group_for(key);
-    asio::post(g.strand(), [&g, key, max_update_bytes, slot] {
-        std::string object_key;
-        bootstrap_view view = g.bootstrap(key, max_update_bytes, object_key);
-        if (object_key.empty()) {
-            slot->deliver(std::move(view));
-            return;
-        }
-        asio::post(g.cold().io,
-                   [cold = g.cold(), object_key, view = std::move(view), slot]() mutable {
-                       load_object_range(cold, object_key, 0, view.snapshot.size, view.snapshot);
-                       if (view.snapshot.refusal) view.refusal = view.snapshot.refusal;
-                       slot->deliver(std::move(view));
-                   });
-    });
-    co_return co_await runtime::take(std::move(slot));
+    return runtime::await_callback<bootstrap_view>(
+        [&g = group_for(key), key, max_update_bytes](runtime::deliver_fn<bootstrap_view> done) {
+            asio::post(g.strand(), [&g, key, max_update_bytes, done = std::move(done)]() mutable {
+                std::string object_key;
+                bootstrap_view view = g.bootstrap(key, max_update_bytes, object_key);
+                if (object_key.empty()) {
+                    done(std::move(view));
+                    return;
+                }
+                asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
+                                         done = std::move(done)]() mutable {
+                    load_object_range(cold, object_key, 0, view.snapshot.size, view.snapshot);
+                    if (view.snapshot.refusal) view.refusal = view.snapshot.refusal;
+                    done(std::move(view));
+                });
+            });
+        });
 }
 
 asio::awaitable<std::shared_ptr<const live_update>> engine::wait(
@@ -471,9 +475,11 @@ asio::awaitable<part_admission> engine::admit_part(
         admission.answer = refused_by(target);
         co_return std::move(admission);
     }
-    auto slot = std::make_shared<runtime::async_slot<part_admission>>();
-    _uploads->admit(key, target.incarnation, declared_bytes, slot->completion());
-    co_return co_await runtime::take(std::move(slot));
+    // Built outside the co_await, with references only (runtime/await_callback.h).
+    const auto admit = [&](runtime::deliver_fn<part_admission> done) {
+        _uploads->admit(key, target.incarnation, declared_bytes, std::move(done));
+    };
+    co_return co_await runtime::await_callback<part_admission>(admit);
 }
 
 asio::awaitable<parts_answer> engine::stage_part(const std::string& key,
@@ -489,10 +495,11 @@ asio::awaitable<parts_answer> engine::stage_part(const std::string& key,
     // The stream may have been deleted or recreated while the body arrived.
     const stream_view target = co_await parts_target(key, if_incarnation);
     if (target.refusal) co_return refused_by(target);
-    auto slot = std::make_shared<runtime::async_slot<parts_answer>>();
-    _uploads->stage(key, target.incarnation, std::move(body), std::move(upload),
-                    slot->completion());
-    co_return co_await runtime::take(std::move(slot));
+    const auto stage = [&](runtime::deliver_fn<parts_answer> done) {
+        _uploads->stage(key, target.incarnation, std::move(body), std::move(upload),
+                        std::move(done));
+    };
+    co_return co_await runtime::await_callback<parts_answer>(stage);
 }
 
 asio::awaitable<parts_answer> engine::discard_parts(
@@ -500,9 +507,10 @@ asio::awaitable<parts_answer> engine::discard_parts(
     if (!_uploads) co_return parts_answer{no_cold_store()};
     const stream_view target = co_await parts_target(key, if_incarnation);
     if (target.refusal) co_return refused_by(target);
-    auto slot = std::make_shared<runtime::async_slot<parts_answer>>();
-    _uploads->discard(key, target.incarnation, slot->completion());
-    co_return co_await runtime::take(std::move(slot));
+    const auto discard = [&](runtime::deliver_fn<parts_answer> done) {
+        _uploads->discard(key, target.incarnation, std::move(done));
+    };
+    co_return co_await runtime::await_callback<parts_answer>(discard);
 }
 
 std::optional<state::apply_result> engine::answer_before_copy(const parts_commit& commit,
@@ -541,9 +549,10 @@ asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& co
     // since the first look: the second, under the run, sees its publish.
     target = co_await parts_target(commit.key, commit.if_incarnation);
     if (auto answered = answer_before_copy(commit, target)) co_return std::move(*answered);
-    auto slot = std::make_shared<runtime::async_slot<state::apply_result>>();
-    _uploads->commit(std::move(*running), commit, target.incarnation, slot->completion());
-    co_return co_await runtime::take(std::move(slot));
+    const auto copy = [&](runtime::deliver_fn<state::apply_result> done) {
+        _uploads->commit(std::move(*running), commit, target.incarnation, std::move(done));
+    };
+    co_return co_await runtime::await_callback<state::apply_result>(copy);
 }
 
 }  // namespace dstream::service

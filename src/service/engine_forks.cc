@@ -5,7 +5,7 @@
 #include <random>
 
 #include "protocol/content_type.h"
-#include "runtime/async_slot.h"
+#include "runtime/await_callback.h"
 #include "service/engine.h"
 
 namespace dstream::service {
@@ -36,10 +36,11 @@ constexpr std::uint64_t sub_offset_read_bytes = 1u << 20;
 
 asio::awaitable<result<fork_source_view>> engine::fork_source(const std::string& key) {
     using answer = result<fork_source_view>;
-    auto slot = std::make_shared<runtime::async_slot<answer>>();
-    group& g = group_for(key);
-    asio::post(g.strand(), [&g, key, slot] { slot->deliver(g.fork_source(key)); });
-    co_return co_await runtime::take(std::move(slot));
+    return runtime::await_callback<answer>(
+        [&g = group_for(key), key](runtime::deliver_fn<answer> done) {
+            asio::post(g.strand(),
+                       [&g, key, done = std::move(done)]() mutable { done(g.fork_source(key)); });
+        });
 }
 
 asio::awaitable<result<std::uint64_t>> engine::resolve_sub_offset(const fork_request& fork,

@@ -147,7 +147,7 @@ public:
     virtual ~stream_service() = default;
 
     // Coroutine arguments are references to the caller's named objects (see
-    // runtime/async_slot.h for the GCC 12 bug this avoids).
+    // runtime/await_callback.h for the GCC 12 bug this avoids).
 
     // Proposes a write (create, append, close, delete), taking `body` by
     // moving from it, and answers once it is durable and applied.
