@@ -191,9 +191,10 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
                 const boost::asio::any_io_executor reader =
                     co_await boost::asio::this_coro::executor;
                 const service::read_request next = next_read();
-                following = ex.service().follow(next, reader);
+                following = ex.service().follow(next, reader, end_of_life);
             }
-            woken = co_await following->next(end_of_life);
+            woken = following->take_queued();
+            if (!woken) woken = co_await following->next();
             if (!woken && following->ended()) following = nullptr;
         }
         update = std::move(woken);

@@ -395,8 +395,10 @@ asio::awaitable<std::shared_ptr<const live_update>> engine::wait(
 }
 
 std::shared_ptr<live_subscription> engine::follow(const read_request& request,
-                                                  const asio::any_io_executor& reader) {
-    auto subscription = std::make_shared<live_subscription>(reader);
+                                                  const asio::any_io_executor& reader,
+                                                  std::chrono::steady_clock::time_point deadline) {
+    auto subscription = std::make_shared<live_subscription>(reader, deadline);
+    subscription->start();
     group& g = group_for(request.key);
     asio::post(g.strand(), [&g, request, subscription] { g.follow(request, subscription); });
     return subscription;

@@ -74,8 +74,9 @@ public:
     boost::asio::awaitable<state::apply_result> commit_parts(const parts_commit& commit) override;
     boost::asio::awaitable<std::shared_ptr<const live_update>> wait(
         const read_request& request, std::chrono::steady_clock::time_point deadline) override;
-    std::shared_ptr<live_subscription> follow(const read_request& request,
-                                              const boost::asio::any_io_executor& reader) override;
+    std::shared_ptr<live_subscription> follow(
+        const read_request& request, const boost::asio::any_io_executor& reader,
+        std::chrono::steady_clock::time_point deadline) override;
     void end_live_reads() override;
     bool live_reads_ended() const override { return _live_reads_ended.load(); }
 

@@ -1,31 +1,44 @@
 #include "service/live_subscription.h"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 namespace dstream::service {
 
-live_subscription::live_subscription(boost::asio::any_io_executor reader)
-    : _timer(std::move(reader)) {}
+live_subscription::live_subscription(boost::asio::any_io_executor reader,
+                                     std::chrono::steady_clock::time_point deadline)
+    : _deadline(std::move(reader), deadline) {}
 
-live_subscription::offered live_subscription::offer(std::shared_ptr<const live_update> update) {
-    const std::lock_guard lock(_mutex);
+void live_subscription::start() {
+    _deadline.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+        if (ec) return;
+        if (const auto self = weak.lock()) self->end();
+    });
+}
+
+live_subscription::offered live_subscription::offer(update_ptr update) {
+    std::unique_lock lock(_mutex);
     if (_ended) return offered::ended;
+    if (_reader) {  // the queue is empty
+        resume_reader(lock, std::move(update));
+        return offered::kept;
+    }
     if (_queue.size() >= max_queued) {
         _ended = true;
-        wake_locked();
         return offered::behind;
     }
     _queue.push_back(std::move(update));
-    wake_locked();
     return offered::kept;
 }
 
 void live_subscription::end() {
-    const std::lock_guard lock(_mutex);
+    std::unique_lock lock(_mutex);
     _ended = true;
-    wake_locked();
+    if (_reader) resume_reader(lock, nullptr);
+}
+
+void live_subscription::resume_reader(std::unique_lock<std::mutex>& lock, update_ptr update) {
+    runtime::deliver_fn<update_ptr> reader = std::move(*_reader);
+    _reader.reset();
+    lock.unlock();
+    reader(std::move(update));
 }
 
 bool live_subscription::ended() const {
@@ -38,32 +51,30 @@ bool live_subscription::has_queued() const {
     return !_queue.empty();
 }
 
-void live_subscription::wake_locked() {
-    if (!_waiting || _wake_posted) return;
-    _wake_posted = true;
-    boost::asio::post(_timer.get_executor(),
-                      [self = shared_from_this()] { self->_timer.cancel(); });
+live_subscription::update_ptr live_subscription::take_queued() {
+    const std::lock_guard lock(_mutex);
+    if (_queue.empty()) return nullptr;
+    update_ptr update = std::move(_queue.front());
+    _queue.pop_front();
+    return update;
 }
 
-boost::asio::awaitable<std::shared_ptr<const live_update>> live_subscription::next(
-    std::chrono::steady_clock::time_point deadline) {
-    while (true) {
-        {
-            const std::lock_guard lock(_mutex);
-            _waiting = false;
-            _wake_posted = false;
-            if (!_queue.empty()) {
-                std::shared_ptr<const live_update> update = std::move(_queue.front());
-                _queue.pop_front();
-                co_return update;
+boost::asio::awaitable<live_subscription::update_ptr> live_subscription::next() {
+    return runtime::await_callback<update_ptr>(
+        [self = shared_from_this()](runtime::deliver_fn<update_ptr> reader) {
+            std::unique_lock lock(self->_mutex);
+            if (self->_queue.empty() && !self->_ended) {
+                self->_reader.emplace(std::move(reader));
+                return;
             }
-            if (_ended || std::chrono::steady_clock::now() >= deadline) co_return nullptr;
-            _waiting = true;
-        }
-        _timer.expires_at(deadline);
-        boost::system::error_code ec;
-        co_await _timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    }
+            update_ptr update;
+            if (!self->_queue.empty()) {
+                update = std::move(self->_queue.front());
+                self->_queue.pop_front();
+            }
+            lock.unlock();
+            reader(std::move(update));
+        });
 }
 
 }  // namespace dstream::service

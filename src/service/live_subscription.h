@@ -4,16 +4,23 @@
 // it, so the reader does not register again after every event. The queue
 // is short: a reader that falls that far behind is dropped by the group and
 // reads for itself, as does one whose next read cannot be shared.
+//
+// A waiting reader is parked as its coroutine's own handler (see
+// runtime/await_callback.h): an offer hands the update straight to it, with
+// one post and no timer per update. The subscription's one timer ends it at
+// its deadline (the end of the reader's connection lifetime).
 #include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "runtime/await_callback.h"
 #include "service/live_update.h"
 
 namespace dstream::service {
@@ -21,34 +28,37 @@ namespace dstream::service {
 class live_subscription : public std::enable_shared_from_this<live_subscription> {
 public:
     static constexpr std::size_t max_queued = 64;
+    using update_ptr = std::shared_ptr<const live_update>;
 
-    explicit live_subscription(boost::asio::any_io_executor reader);
+    // Call start() once made: the subscription ends at `deadline`.
+    live_subscription(boost::asio::any_io_executor reader,
+                      std::chrono::steady_clock::time_point deadline);
+    void start();
 
     enum class offered { kept, behind, ended };
     // The group's side, any thread. `behind`: the reader is too far behind,
     // the update is not kept and the subscription ends.
-    offered offer(std::shared_ptr<const live_update> update);
+    offered offer(update_ptr update);
     // No more updates will come (the reader must read for itself).
     void end();
 
-    // The reader's side, on its executor: the next update, or nothing at
-    // `deadline` or once the subscription ended and its queue is drained.
-    boost::asio::awaitable<std::shared_ptr<const live_update>> next(
-        std::chrono::steady_clock::time_point deadline);
+    // The reader's side, on its executor. An update already queued, or nothing.
+    update_ptr take_queued();
+    // The next update, or nothing once the subscription ended and its queue
+    // is drained.
+    boost::asio::awaitable<update_ptr> next();
     bool ended() const;
-    // Whether next() has an update without waiting.
     bool has_queued() const;
 
 private:
-    // Under _mutex: wakes the reader if it waits.
-    void wake_locked();
+    // Hands the parked reader `update` (nothing: the end), outside the lock.
+    void resume_reader(std::unique_lock<std::mutex>& lock, update_ptr update);
 
-    boost::asio::steady_timer _timer;  // touched on the reader's executor only
+    boost::asio::steady_timer _deadline;  // touched on the reader's executor only
     mutable std::mutex _mutex;
-    std::deque<std::shared_ptr<const live_update>> _queue;
+    std::deque<update_ptr> _queue;
     bool _ended = false;
-    bool _waiting = false;
-    bool _wake_posted = false;
+    std::optional<runtime::deliver_fn<update_ptr>> _reader;  // parked while the queue is empty
 };
 
 }  // namespace dstream::service

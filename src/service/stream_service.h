@@ -204,9 +204,11 @@ public:
         const read_request& request, std::chrono::steady_clock::time_point deadline) = 0;
 
     // An SSE reader's standing registration from `request.start` (a
-    // position at the tail it read), woken on `reader` (live_subscription.h).
+    // position at the tail it read), woken on `reader`, ended at `deadline`
+    // at the latest (live_subscription.h).
     virtual std::shared_ptr<live_subscription> follow(
-        const read_request& request, const boost::asio::any_io_executor& reader) = 0;
+        const read_request& request, const boost::asio::any_io_executor& reader,
+        std::chrono::steady_clock::time_point deadline) = 0;
 
     // Shutdown: every wait returns now and later ones at once, so that a
     // long-poll answers as at its timeout and an SSE reader ends its body.

@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
@@ -25,35 +27,55 @@ update_ptr update_to(std::uint64_t next) {
     return std::make_shared<const live_update>(std::move(v));
 }
 
-update_ptr next_of(boost::asio::io_context& io, live_subscription& s,
-                   std::chrono::milliseconds within = 2000ms) {
-    return test::run_to_end(io, s.next(std::chrono::steady_clock::now() + within));
+update_ptr next_of(boost::asio::io_context& io, live_subscription& s) {
+    return test::run_to_end(io, s.next());
 }
 
-TEST(LiveSubscription, UpdatesComeInOrderOfferedAndNothingAtTheDeadline) {
+std::shared_ptr<live_subscription> subscribe(boost::asio::io_context& io,
+                                             std::chrono::milliseconds lifetime = 20'000ms) {
+    auto s = std::make_shared<live_subscription>(io.get_executor(),
+                                                 std::chrono::steady_clock::now() + lifetime);
+    s->start();
+    return s;
+}
+
+TEST(LiveSubscription, UpdatesComeInOrderOfferedAndItEndsAtItsDeadline) {
     boost::asio::io_context io;
     const auto busy = boost::asio::make_work_guard(io);  // several runs on one io_context
-    auto s = std::make_shared<live_subscription>(io.get_executor());
+    const auto start = std::chrono::steady_clock::now();
+    auto s = subscribe(io, 100ms);
     EXPECT_EQ(s->offer(update_to(1)), kept);
     EXPECT_EQ(s->offer(update_to(2)), kept);
     EXPECT_EQ(next_of(io, *s)->view().next, 1u);
     EXPECT_EQ(next_of(io, *s)->view().next, 2u);
-    const auto start = std::chrono::steady_clock::now();
-    EXPECT_EQ(next_of(io, *s, 50ms), nullptr);
-    EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);
-    EXPECT_FALSE(s->ended());
+    EXPECT_EQ(next_of(io, *s), nullptr);
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
+    EXPECT_TRUE(s->ended());
+    EXPECT_EQ(s->offer(update_to(3)), live_subscription::offered::ended);
+}
+
+TEST(LiveSubscription, QueuedUpdatesAreTakenWithoutWaiting) {
+    boost::asio::io_context io;
+    auto s = subscribe(io);
+    EXPECT_EQ(s->take_queued(), nullptr);
+    EXPECT_FALSE(s->has_queued());
+    EXPECT_EQ(s->offer(update_to(5)), kept);
+    EXPECT_TRUE(s->has_queued());
+    EXPECT_EQ(s->take_queued()->view().next, 5u);
+    EXPECT_FALSE(s->has_queued());
+    s->end();
 }
 
 TEST(LiveSubscription, AnOfferFromAnotherThreadWakesTheWaitingReader) {
     boost::asio::io_context io;
     const auto busy = boost::asio::make_work_guard(io);  // several runs on one io_context
-    auto s = std::make_shared<live_subscription>(io.get_executor());
+    auto s = subscribe(io);
     std::thread group([s] {
         std::this_thread::sleep_for(30ms);
         s->offer(update_to(7));
     });
     const auto start = std::chrono::steady_clock::now();
-    const update_ptr got = next_of(io, *s, 5000ms);
+    const update_ptr got = next_of(io, *s);
     group.join();
     ASSERT_NE(got, nullptr);
     EXPECT_EQ(got->view().next, 7u);
@@ -63,7 +85,7 @@ TEST(LiveSubscription, AnOfferFromAnotherThreadWakesTheWaitingReader) {
 TEST(LiveSubscription, AnEndedSubscriptionDrainsItsQueueThenSaysNothing) {
     boost::asio::io_context io;
     const auto busy = boost::asio::make_work_guard(io);  // several runs on one io_context
-    auto s = std::make_shared<live_subscription>(io.get_executor());
+    auto s = subscribe(io);
     EXPECT_EQ(s->offer(update_to(3)), kept);
     s->end();
     EXPECT_EQ(s->offer(update_to(4)), live_subscription::offered::ended);
@@ -78,7 +100,7 @@ TEST(LiveSubscription, AnEndedSubscriptionDrainsItsQueueThenSaysNothing) {
 TEST(LiveSubscription, AReaderTooFarBehindIsEndedAndKeepsWhatWasQueued) {
     boost::asio::io_context io;
     const auto busy = boost::asio::make_work_guard(io);  // several runs on one io_context
-    auto s = std::make_shared<live_subscription>(io.get_executor());
+    auto s = subscribe(io);
     for (std::uint64_t i = 1; i <= live_subscription::max_queued; ++i)
         EXPECT_EQ(s->offer(update_to(i)), kept);
     EXPECT_EQ(s->offer(update_to(999)), live_subscription::offered::behind);
@@ -87,6 +109,23 @@ TEST(LiveSubscription, AReaderTooFarBehindIsEndedAndKeepsWhatWasQueued) {
         EXPECT_EQ(next_of(io, *s)->view().next, i);
     }
     EXPECT_EQ(next_of(io, *s), nullptr);
+}
+
+// A waiting reader is handed the update itself, and is freed when its
+// subscription ends without one (the coroutine does not outlive it).
+TEST(LiveSubscription, AnEndWakesTheWaitingReaderWithNothing) {
+    boost::asio::io_context io;
+    const auto busy = boost::asio::make_work_guard(io);
+    auto s = subscribe(io);
+    std::optional<update_ptr> got;
+    boost::asio::co_spawn(io, s->next(),
+                          [&](std::exception_ptr, update_ptr u) { got = std::move(u); });
+    io.poll();
+    EXPECT_FALSE(got.has_value()) << "the reader waits";
+    s->end();
+    io.poll();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(*got, nullptr);
 }
 
 }  // namespace
