@@ -267,10 +267,10 @@ asio::awaitable<state::apply_result> engine::write_with_follow_up(state::command
 
 asio::awaitable<read_plan> engine::read_group(const read_request& request,
                                               std::optional<std::uint64_t> as_source_of) {
-    return runtime::await_callback<read_plan>(
-        [&g = group_for(request.key), request, as_source_of](runtime::deliver_fn<read_plan> done) {
-            post_read(g, request, as_source_of, std::move(done));
-        });
+    return runtime::await_callback<read_plan>([&g = group_for(request.key), request, as_source_of](
+                                                  runtime::deliver_fn<read_plan> done) mutable {
+        post_read(g, std::move(request), as_source_of, std::move(done));
+    });
 }
 
 asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
@@ -323,10 +323,11 @@ asio::awaitable<std::optional<state::apply_result>> engine::answer_before_body(
     const state::append& headers) {
     using answer = std::optional<state::apply_result>;
     return runtime::await_callback<answer>(
-        [&g = group_for(headers.key), headers](runtime::deliver_fn<answer> done) {
-            asio::post(g.strand(), [&g, headers, done = std::move(done)]() mutable {
-                done(g.answer_before_body(headers));
-            });
+        [&g = group_for(headers.key), headers](runtime::deliver_fn<answer> done) mutable {
+            asio::post(g.strand(),
+                       [&g, headers = std::move(headers), done = std::move(done)]() mutable {
+                           done(g.answer_before_body(headers));
+                       });
         });
 }
 
@@ -348,29 +349,33 @@ void load_object_range(const cold_tier& cold, const std::string& object_key, std
 
 asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std::uint64_t offset,
                                                      std::uint64_t first, std::uint64_t length) {
-    return runtime::await_callback<snapshot_view>([&g = group_for(key), key, offset, first, length](
-                                                      runtime::deliver_fn<snapshot_view> done) {
-        asio::post(g.strand(), [&g, key, offset, first, length, done = std::move(done)]() mutable {
-            std::string object_key;
-            snapshot_view view = g.read_snapshot(key, offset, first, length, object_key);
-            if (object_key.empty()) {
-                done(std::move(view));
-                return;
-            }
-            asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
-                                     done = std::move(done)]() mutable {
-                load_object_range(cold, object_key, view.first, view.length, view);
-                done(std::move(view));
+    return runtime::await_callback<snapshot_view>(
+        [&g = group_for(key), key, offset, first,
+         length](runtime::deliver_fn<snapshot_view> done) mutable {
+            asio::post(g.strand(), [&g, key = std::move(key), offset, first, length,
+                                    done = std::move(done)]() mutable {
+                std::string object_key;
+                snapshot_view view = g.read_snapshot(key, offset, first, length, object_key);
+                if (object_key.empty()) {
+                    done(std::move(view));
+                    return;
+                }
+                asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
+                                         done = std::move(done)]() mutable {
+                    load_object_range(cold, object_key, view.first, view.length, view);
+                    done(std::move(view));
+                });
             });
         });
-    });
 }
 
 asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
                                                   std::uint64_t max_update_bytes) {
     return runtime::await_callback<bootstrap_view>(
-        [&g = group_for(key), key, max_update_bytes](runtime::deliver_fn<bootstrap_view> done) {
-            asio::post(g.strand(), [&g, key, max_update_bytes, done = std::move(done)]() mutable {
+        [&g = group_for(key), key,
+         max_update_bytes](runtime::deliver_fn<bootstrap_view> done) mutable {
+            asio::post(g.strand(), [&g, key = std::move(key), max_update_bytes,
+                                    done = std::move(done)]() mutable {
                 std::string object_key;
                 bootstrap_view view = g.bootstrap(key, max_update_bytes, object_key);
                 if (object_key.empty()) {

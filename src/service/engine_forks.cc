@@ -37,9 +37,10 @@ constexpr std::uint64_t sub_offset_read_bytes = 1u << 20;
 asio::awaitable<result<fork_source_view>> engine::fork_source(const std::string& key) {
     using answer = result<fork_source_view>;
     return runtime::await_callback<answer>(
-        [&g = group_for(key), key](runtime::deliver_fn<answer> done) {
-            asio::post(g.strand(),
-                       [&g, key, done = std::move(done)]() mutable { done(g.fork_source(key)); });
+        [&g = group_for(key), key](runtime::deliver_fn<answer> done) mutable {
+            asio::post(g.strand(), [&g, key = std::move(key), done = std::move(done)]() mutable {
+                done(g.fork_source(key));
+            });
         });
 }
 
