@@ -93,16 +93,6 @@ boost::asio::awaitable<void> dispatch_subresource(exchange& ex) {
 
 }  // namespace
 
-result<route> route_of(const request& req) {
-    return resolve_route(
-        split_request_target(std::string_view(req.target().data(), req.target().size())).path);
-}
-
-result<query_params> query_of(const request& req) {
-    return query_params::parse(
-        split_request_target(std::string_view(req.target().data(), req.target().size())).query);
-}
-
 request_kind kind_of(const request& req, const result<route>& resolved,
                      const result<query_params>& query) {
     return resolved && query ? classify(*resolved, req.method(), *query) : request_kind::other;

@@ -9,11 +9,7 @@
 
 namespace dstream::edge {
 
-// The route of a request's target (its path, without the query).
-result<route> route_of(const request& req);
-// The query of a request's target.
-result<query_params> query_of(const request& req);
-// What the metrics count the request as.
+// What the metrics count a request as, from its target's route and query.
 request_kind kind_of(const request& req, const result<route>& resolved,
                      const result<query_params>& query);
 

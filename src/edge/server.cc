@@ -359,7 +359,10 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     if (const auto length = parser.content_length()) declared = *length;
     boost::system::error_code ec;
     std::unique_ptr<service::part_upload> part_upload;
-    result<route> resolved = route_of(head);
+    // Views into the request, which outlives the answer.
+    const request_target target =
+        split_request_target(std::string_view(head.target().data(), head.target().size()));
+    result<route> resolved = resolve_route(target.path);
     // Not a co_await inside a conditional expression: GCC 12 mishandles
     // temporaries there.
     early_answer early = early_answer::none;
@@ -417,7 +420,7 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     // An answer may take long (a live read): with nothing more buffered, the
     // read buffer's memory goes meanwhile, and the next read takes it again.
     if (conn.buffer.size() == 0) conn.buffer.shrink_to_fit();
-    result<query_params> query = query_of(req);
+    result<query_params> query = query_params::parse(target.query);
     summary.kind = kind_of(req, resolved, query);
     const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
     exchange ex(stream, req, resolved ? std::move(*resolved) : route{},

@@ -23,7 +23,6 @@ apply_result refused(error_code code, std::string message) {
     return r;
 }
 
-// Fills the fields every answer about an existing stream carries.
 // What an append's answer says of its stream: its incarnation, tail and
 // closure. No more: an append is the hot path, and a content type copied
 // there was an allocation each.
