@@ -14,6 +14,7 @@
 #include "edge/request_head.h"
 #include "edge/route.h"
 #include "edge/subresource.h"
+#include "protocol/utf8.h"
 #include "fuzz_check.h"
 #include "protocol/content_type.h"
 #include "protocol/decimal.h"
@@ -55,11 +56,16 @@ void parse_target(std::string_view target) {
         if (route->what == edge::route::kind::stream && route->where == edge::surface::bucketed) {
             check(route->key.size() <= edge::max_stream_key_bytes, "a bucketed key fits 122 bytes");
         }
+        check(protocol::is_valid_utf8(route->key), "a routed key is UTF-8");
         if (route->what == edge::route::kind::stream_subresource) {
             auto sub = edge::parse_subresource(route->subresource);
             if (sub && sub->what == edge::subresource::kind::snapshot) {
-                check(route->subresource == "snapshot/" + protocol::format_offset(sub->offset),
+                check(route->subresource.size() == 2 &&
+                          route->subresource[1] == protocol::format_offset(sub->offset),
                       "a snapshot offset is the 20-digit form");
+            }
+            for (const auto& segment : route->subresource) {
+                check(protocol::is_valid_utf8(segment), "a routed segment is UTF-8");
             }
         }
     }

@@ -14,7 +14,8 @@ request_kind kind_of(const request& req, const result<route>& resolved,
                      const result<query_params>& query);
 
 // Answers the exchange's request, made from `resolved` and `query` when
-// they hold no error. A plain function: it picks the handler (or the error
+// they hold no error (their values moved into the exchange: only their
+// errors are read here). A plain function: it picks the handler (or the error
 // answer) and hands back its awaitable, so the request costs no coroutine
 // frame of its own; the caller's frame holds the exchange and the results,
 // which must outlive the awaitable.

@@ -64,14 +64,17 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
         const auto header = ex.req()[http::field::range];
         range = parse_byte_range(std::string_view(header.data(), header.size()));
     }
-    const auto describe = [&](response& res) {
+    // The snapshot's headers, on every answer that describes it (extensions
+    // 2.5); a 416 describes no body, so it carries neither the marker nor
+    // Stream-Up-To-Date (immutable-reads, the 416 row).
+    const auto describe = [&](response& res, bool body_answer) {
         res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
         set_offset_header(res, hdr::stream_snapshot_offset, meta.offset);
         res.set(hdr::stream_snapshot_digest, meta.digest);
         set_offset_header(res, hdr::stream_next_offset, meta.offset);
-        if (immutable) {
+        if (body_answer && immutable) {
             res.set(hdr::stream_immutable, "true");
-        } else if (meta.offset == meta.tail) {
+        } else if (body_answer && meta.offset == meta.tail) {
             res.set(hdr::stream_up_to_date, "true");
         }
         res.set(http::field::etag, etag);
@@ -84,7 +87,7 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
         if (!selected) {
             response res = ex.make_error(make_error(error_code::range_not_satisfiable,
                                                     "the range starts past the end of the snapshot"));
-            res.set(hdr::stream_incarnation, std::to_string(meta.incarnation));
+            describe(res, false);
             res.set(http::field::content_range, "bytes */" + std::to_string(meta.size));
             co_await ex.send(res);
             co_return;
@@ -100,7 +103,7 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
     }
     if (not_modified) {
         response res = ex.make_response(http::status::not_modified);
-        describe(res);
+        describe(res, true);
         co_await ex.send(res);
         co_return;
     }
@@ -114,7 +117,7 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
         co_return;
     }
     response res = ex.make_response(range ? http::status::partial_content : http::status::ok);
-    describe(res);
+    describe(res, true);
     res.set(http::field::content_type, view.content_type);
     if (range) {
         res.set(http::field::content_range, "bytes " + std::to_string(view.first) + "-" +

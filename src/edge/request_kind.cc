@@ -29,8 +29,8 @@ request_kind classify_stream(verb method, const query_params& q) {
     return request_kind::read;
 }
 
-request_kind classify_subresource(std::string_view path) {
-    const auto sub = parse_subresource(path);
+request_kind classify_subresource(std::span<const std::string> segments) {
+    const auto sub = parse_subresource(segments);
     if (!sub) return request_kind::other;
     switch (sub->what) {
         case subresource::kind::snapshot:

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocol/utf8.h"
+
 namespace dstream::edge {
 namespace {
 
@@ -63,18 +65,22 @@ bool append_decoded(std::string_view in, bool plus_is_space, std::string& out) {
     return true;
 }
 
-// Whether every percent-escape in `in` is whole, without decoding it.
-bool escapes_are_whole(std::string_view in) {
-    for (auto at = in.find('%'); at != std::string_view::npos; at = in.find('%', at + 3)) {
-        if (at + 2 >= in.size() || hex_value(in[at + 1]) < 0 || hex_value(in[at + 2]) < 0) {
-            return false;
-        }
-    }
-    return true;
-}
-
 error malformed_escape() {
     return make_error(error_code::invalid_request, "malformed percent-escape");
+}
+
+error not_utf8() {
+    return make_error(error_code::invalid_request,
+                      "a path segment is not valid UTF-8 once percent-decoded");
+}
+
+// Appends the decoded `segment`; the router's refusal when it is not whole
+// escapes of UTF-8. Only what is appended is checked.
+status append_segment(std::string_view segment, std::string& out) {
+    const std::size_t from = out.size();
+    if (!append_decoded(segment, false, out)) return malformed_escape();
+    if (!protocol::is_valid_utf8(std::string_view(out).substr(from))) return not_utf8();
+    return ok_status();
 }
 
 }  // namespace
@@ -92,8 +98,8 @@ request_target split_request_target(std::string_view target) {
         target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
     }
     const auto question = target.find('?');
-    if (question == std::string_view::npos) return {target, {}};
-    return {target.substr(0, question), target.substr(question + 1)};
+    if (question == std::string_view::npos) return {target, {}, false};
+    return {target.substr(0, question), target.substr(question + 1), true};
 }
 
 result<route> resolve_route(std::string_view path) {
@@ -109,9 +115,10 @@ result<route> resolve_route(std::string_view path) {
     // The key is decoded in place: one allocation per request on the hot path.
     r.key.reserve(v1_prefix.size() + path.size());
     if (path.starts_with(v1_prefix)) {
+        // The base protocol's id is the rest of the path, slashes included.
         r.where = surface::base_v1;
         r.key = "v1/stream/";
-        if (!append_decoded(path.substr(v1_prefix.size()), false, r.key)) return malformed_escape();
+        if (auto st = append_segment(path.substr(v1_prefix.size()), r.key); !st) return st.err();
         const std::string_view id = std::string_view(r.key).substr(v1_prefix.size() - 1);
         if (id == "__ds" || id.starts_with("__ds/")) {
             r.what = route::kind::reserved;
@@ -127,48 +134,54 @@ result<route> resolve_route(std::string_view path) {
     }
 
     // Bucketed surface: the raw path splits on '/' before its segments are
-    // decoded (an escaped '/' stays inside its segment). Every escape is
-    // checked first, so a malformed one anywhere is the error reported.
+    // decoded. Every segment is decoded and checked first, so that a
+    // malformed escape or a segment that is not UTF-8 anywhere is the error
+    // reported, before the ids are judged. The key is decoded in place.
     const std::string_view raw = path.substr(1);
-    if (!escapes_are_whole(raw)) return malformed_escape();
     const auto first_slash = raw.find('/');
-    const std::string_view raw_bucket = raw.substr(0, first_slash);
-    append_decoded(raw_bucket, false, r.key);
-    if (r.key.empty()) return r;  // kind::none
-    if (!is_valid_bucket_id(r.key)) {
-        return make_error(error_code::invalid_bucket_id, "bucket id must match ^[a-z0-9_-]{4,64}$");
-    }
     const std::string_view after_bucket =
         first_slash == std::string_view::npos ? std::string_view() : raw.substr(first_slash + 1);
     const auto second_slash = after_bucket.find('/');
-    if (after_bucket.empty() && second_slash == std::string_view::npos) {
+    if (auto st = append_segment(raw.substr(0, first_slash), r.key); !st) return st.err();
+    const std::size_t bucket_size = r.key.size();
+    r.key += '/';
+    if (auto st = append_segment(after_bucket.substr(0, second_slash), r.key); !st) {
+        return st.err();
+    }
+    if (second_slash != std::string_view::npos) {
+        std::string_view rest = after_bucket.substr(second_slash + 1);
+        while (true) {
+            const auto slash = rest.find('/');
+            r.subresource.emplace_back();
+            if (auto st = append_segment(rest.substr(0, slash), r.subresource.back()); !st) {
+                return st.err();
+            }
+            if (slash == std::string_view::npos) break;
+            rest.remove_prefix(slash + 1);
+        }
+    }
+    const std::string_view bucket = std::string_view(r.key).substr(0, bucket_size);
+    if (bucket.empty()) {
+        r.key.clear();
+        r.subresource.clear();
+        return r;  // kind::none
+    }
+    if (!is_valid_bucket_id(bucket)) {
+        return make_error(error_code::invalid_bucket_id, "bucket id must match ^[a-z0-9_-]{4,64}$");
+    }
+    if (after_bucket.empty()) {
         r.what = route::kind::bucket;
+        r.key.resize(bucket_size);
         r.bucket = std::move(r.key);
         r.key.clear();
         return r;
     }
-    const std::size_t bucket_size = r.key.size();
-    r.key += '/';
-    append_decoded(after_bucket.substr(0, second_slash), false, r.key);
     const std::string_view stream_id = std::string_view(r.key).substr(bucket_size + 1);
     if (auto st = check_stream_id(stream_id); !st) return st.err();
     if (stream_id.size() > max_stream_key_bytes || r.key.size() > max_stream_key_bytes) {
         return make_error(error_code::invalid_stream_id, "stream key exceeds 122 bytes");
     }
-    if (second_slash == std::string_view::npos) {
-        r.what = route::kind::stream;
-        return r;
-    }
-    r.what = route::kind::stream_subresource;
-    // The segments after the stream, each decoded, joined by '/'.
-    std::string_view rest = after_bucket.substr(second_slash + 1);
-    while (true) {
-        const auto slash = rest.find('/');
-        append_decoded(rest.substr(0, slash), false, r.subresource);
-        if (slash == std::string_view::npos) break;
-        r.subresource += '/';
-        rest.remove_prefix(slash + 1);
-    }
+    r.what = r.subresource.empty() ? route::kind::stream : route::kind::stream_subresource;
     return r;
 }
 

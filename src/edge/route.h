@@ -3,6 +3,7 @@
 // URL surfaces, a bucket, a reserved path, or nothing.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 
@@ -25,7 +26,9 @@ struct route {
     surface where = surface::bucketed;
     std::string key;          // the stream's key: "bucket/stream" or "v1/stream/id"
     std::string bucket;       // for kind::bucket
-    std::string subresource;  // the decoded path after the stream, without '/'
+    // The segments after the stream, each decoded on its own: an escaped
+    // '/' is data inside its segment, never a separator (RFC 3986 2.2).
+    std::vector<std::string> subresource;
     std::string path;         // for operator routes: the path as requested
 };
 
@@ -35,12 +38,15 @@ struct route {
 struct request_target {
     std::string_view path;
     std::string_view query;
+    bool has_query = false;  // a '?' was there, even with nothing after it
 };
 request_target split_request_target(std::string_view target);
 
-// Resolves a target's path and decodes its percent-escapes.
-// Errors: an undecodable path (400 INVALID_REQUEST), an invalid bucket or
-// stream id (400 INVALID_BUCKET_ID / INVALID_STREAM_ID).
+// Resolves a target's path: splits it into segments, then decodes each.
+// Errors: an undecodable path, or a segment that is not UTF-8 once decoded
+// (400 INVALID_REQUEST, before any route: extensions 8, immutable-reads
+// 400), an invalid bucket or stream id (400 INVALID_BUCKET_ID /
+// INVALID_STREAM_ID).
 result<route> resolve_route(std::string_view path);
 
 // The longest stream key: 122 bytes (extensions 1.1).

@@ -3,64 +3,83 @@
 #include "protocol/offset.h"
 
 namespace dstream::edge {
+namespace {
 
-result<subresource> parse_subresource(std::string_view path) {
-    subresource out;
-    const auto slash = path.find('/');
-    const std::string_view head = path.substr(0, slash);
-    const std::string_view rest = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
-    if (head == "bootstrap" && slash == std::string_view::npos) {
-        out.what = subresource::kind::bootstrap;
-        return out;
+using kind = subresource::kind;
+
+// extensions 2.4 note: every token lies in [2^52, 2^53), written as the
+// 16 decimal digits the server issues.
+bool parse_token(std::string_view text, std::uint64_t& token) {
+    if (text.size() != 16 || text[0] == '0') return false;
+    token = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') return false;
+        token = token * 10 + static_cast<std::uint64_t>(c - '0');
     }
-    if (head == "incarnation") {
-        // incarnation/{token}/{chunk|snapshot}/{offset}
-        const auto bad = [] {
-            return make_error(protocol::error_code::invalid_resource,
-                              "expected incarnation/{token}/chunk|snapshot/{offset}");
-        };
-        const auto s1 = rest.find('/');
-        if (s1 == std::string_view::npos) return bad();
-        const std::string_view token = rest.substr(0, s1);
-        const std::string_view tail = rest.substr(s1 + 1);
-        const auto s2 = tail.find('/');
-        if (s2 == std::string_view::npos) return bad();
-        const std::string_view what = tail.substr(0, s2);
-        const std::string_view offset = tail.substr(s2 + 1);
-        std::uint64_t t = 0;
-        bool ok = token.size() == 16 && token[0] != '0';
-        for (char c : token) {
-            if (c < '0' || c > '9') ok = false;
-            else t = t * 10 + static_cast<std::uint64_t>(c - '0');
-        }
-        auto o = protocol::parse_offset(offset);
-        if (!ok || t < (std::uint64_t{1} << 52) || t >= (std::uint64_t{1} << 53) || !o ||
-            (what != "chunk" && what != "snapshot")) {
-            return bad();
-        }
-        out.what = what == "chunk" ? subresource::kind::immutable_chunk : subresource::kind::immutable_snapshot;
-        out.token = t;
-        out.offset = *o;
-        return out;
-    }
-    if (head != "snapshot" && head != "retention") return out;
-    if (head == "snapshot" && rest == "parts") {
-        out.what = subresource::kind::snapshot_parts;
-        return out;
-    }
-    std::string_view offset_text = rest;
-    auto what = head == "snapshot" ? subresource::kind::snapshot : subresource::kind::retention;
-    if (head == "snapshot" && rest.ends_with("/parts")) {
-        // The offset of a part is checked as an offset and otherwise ignored (extensions 2.2).
-        offset_text.remove_suffix(std::string_view("/parts").size());
-        what = subresource::kind::snapshot_part;
-    }
-    if (offset_text.empty() || offset_text.find('/') != std::string_view::npos) return out;
+    return token >= (std::uint64_t{1} << 52) && token < (std::uint64_t{1} << 53);
+}
+
+result<subresource> with_offset(kind what, std::string_view offset_text) {
     auto offset = protocol::parse_offset(offset_text);
     if (!offset) return offset.err();
+    subresource out;
     out.what = what;
     out.offset = *offset;
     return out;
+}
+
+}  // namespace
+
+result<subresource> parse_subresource(std::span<const std::string> segments) {
+    const auto is = [&](std::size_t count, std::string_view first) {
+        return segments.size() == count && segments[0] == first;
+    };
+    if (is(1, "bootstrap")) return subresource{kind::bootstrap};
+    if (is(2, "snapshot") && segments[1] == "parts") return subresource{kind::snapshot_parts};
+    // An empty offset segment names nothing, as a missing one does.
+    const bool offset_given = segments.size() >= 2 && !segments[1].empty();
+    if (is(2, "retention") && offset_given) return with_offset(kind::retention, segments[1]);
+    if (is(2, "snapshot") && offset_given) return with_offset(kind::snapshot, segments[1]);
+    if (is(3, "snapshot") && segments[2] == "parts" && offset_given) {
+        // The offset of a part is checked as an offset and otherwise ignored (extensions 2.2).
+        return with_offset(kind::snapshot_part, segments[1]);
+    }
+    if (is(4, "incarnation") && (segments[2] == "chunk" || segments[2] == "snapshot")) {
+        // immutable-reads: a malformed token or offset inside the two
+        // resources is INVALID_RESOURCE; any other shape is no resource (404).
+        subresource out;
+        out.what = segments[2] == "chunk" ? kind::immutable_chunk : kind::immutable_snapshot;
+        auto offset = protocol::parse_offset(segments[3]);
+        if (!parse_token(segments[1], out.token) || !offset) {
+            return make_error(protocol::error_code::invalid_resource,
+                              "expected incarnation/{token}/chunk|snapshot/{offset} with a token "
+                              "and an offset in the form the server issues");
+        }
+        out.offset = *offset;
+        return out;
+    }
+    return subresource{};
+}
+
+std::string_view allowed_methods(subresource::kind what) {
+    switch (what) {
+        case kind::snapshot:
+            return "GET, HEAD, PUT, OPTIONS";
+        case kind::snapshot_part:
+            return "POST, OPTIONS";
+        case kind::snapshot_parts:
+            return "DELETE, OPTIONS";
+        case kind::retention:
+            return "PUT, OPTIONS";
+        case kind::bootstrap:
+            return "GET, OPTIONS";
+        case kind::immutable_chunk:
+        case kind::immutable_snapshot:
+            return "GET, HEAD, OPTIONS";
+        case kind::other:
+            break;
+    }
+    return "OPTIONS";
 }
 
 }  // namespace dstream::edge

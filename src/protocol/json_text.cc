@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "protocol/utf8.h"
+
 namespace dstream::protocol {
 
 namespace {
@@ -33,38 +35,6 @@ inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 inline bool is_hex_digit(char c) {
     return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
-inline bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
-// Length of the well-formed UTF-8 sequence at `p` (lead byte >= 0x80), or 0.
-// Follows Unicode Table 3-7, which excludes overlongs, encoded surrogates
-// (ED A0..BF) and code points above U+10FFFF.
-inline std::size_t utf8_sequence_length(const unsigned char* p, std::size_t available) {
-    const unsigned char lead = p[0];
-    if (lead < 0xC2) {
-        return 0;
-    }
-    if (lead < 0xE0) {
-        return available >= 2 && is_continuation(p[1]) ? 2 : 0;
-    }
-    if (lead < 0xF0) {
-        if (available < 3) {
-            return 0;
-        }
-        const unsigned char lo = lead == 0xE0 ? 0xA0 : 0x80;
-        const unsigned char hi = lead == 0xED ? 0x9F : 0xBF;
-        return p[1] >= lo && p[1] <= hi && is_continuation(p[2]) ? 3 : 0;
-    }
-    if (lead < 0xF5) {
-        if (available < 4) {
-            return 0;
-        }
-        const unsigned char lo = lead == 0xF0 ? 0x90 : 0x80;
-        const unsigned char hi = lead == 0xF4 ? 0x8F : 0xBF;
-        return p[1] >= lo && p[1] <= hi && is_continuation(p[2]) && is_continuation(p[3]) ? 4 : 0;
-    }
-    return 0;
-}
-
 enum class container : std::uint8_t { array, object, body_array };
 
 // One forward pass over the body. The output is the body with some bytes

@@ -96,12 +96,32 @@ test('ext 4.1: 416 beyond the tail, 404 for a missing stream, 410 below retentio
     await expectError(res, 410, 'STREAM_GONE');
 });
 
-test('ext 4.1: a query, a malformed token or offset answers 400 INVALID_RESOURCE or INVALID_OFFSET', async () => {
+test('ext 4.1: a query answers 400 QUERY_NOT_ACCEPTED, a malformed token or offset 400 INVALID_RESOURCE, another kind 404', async () => {
     const s = await create('abc');
-    await expectError(await fetch(`${chunk(s, 0)}?x=1`), 400, 'INVALID_RESOURCE');
+    await expectError(await fetch(`${chunk(s, 0)}?x=1`), 400, 'QUERY_NOT_ACCEPTED');
     await expectError(await fetch(`${s.url}/incarnation/12/chunk/${off(0)}`), 400, 'INVALID_RESOURCE');
     await expectError(await fetch(`${s.url}/incarnation/${s.token}/chunk/5`), 400, 'INVALID_RESOURCE');
-    await expectError(await fetch(`${s.url}/incarnation/${s.token}/blob/${off(0)}`), 400, 'INVALID_RESOURCE');
+    await expectError(await fetch(`${s.url}/incarnation/${s.token}/blob/${off(0)}`), 404, 'NOT_FOUND');
+});
+
+test('immutable-reads 416: a range past the snapshot keeps the snapshot headers and Content-Range, without the marker', async () => {
+    const s = await create('abcdef');
+    const put = await fetch(`${s.url}/snapshot/${off(6)}`, { method: 'PUT', headers: { 'Content-Type': 'text/x-state' }, body: 'state!' });
+    assert.equal(put.status, 204);
+    const digest = put.headers.get('stream-snapshot-digest');
+    for (const url of [`${s.url}/incarnation/${s.token}/snapshot/${off(6)}`, `${s.url}/snapshot/${off(6)}`]) {
+        const res = await fetch(url, { headers: { Range: 'bytes=6-' } });
+        await expectError(res, 416, 'RANGE_NOT_SATISFIABLE');
+        assert.equal(res.headers.get('content-range'), 'bytes */6', url);
+        assert.equal(res.headers.get('stream-snapshot-offset'), off(6), url);
+        assert.equal(res.headers.get('stream-snapshot-digest'), digest, url);
+        assert.equal(res.headers.get('stream-next-offset'), off(6), url);
+        assert.equal(res.headers.get('etag'), `"${digest}"`, url);
+        assert.equal(res.headers.get('accept-ranges'), 'bytes', url);
+        assert.equal(res.headers.get('stream-incarnation'), s.token, url);
+        assert.equal(res.headers.get('stream-immutable'), null, `${url}: a 416 is not marked`);
+        assert.equal(res.headers.get('stream-up-to-date'), null, url);
+    }
 });
 
 test('ext 4.1 / 4.3: the immutable snapshot resource is always marked, with the digest as ETag', async () => {

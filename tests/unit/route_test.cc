@@ -263,20 +263,24 @@ TEST(RouteBucketed, ThreeOrMoreSegmentsAreASubresource) {
     struct row {
         const char* path;
         const char* key;
-        const char* sub;
+        std::vector<std::string> sub;
     };
     const row rows[] = {
-        {"/mybucket/s/snapshot", "mybucket/s", "snapshot"},
+        {"/mybucket/s/snapshot", "mybucket/s", {"snapshot"}},
         {"/mybucket/s/snapshot/00000000000000000012", "mybucket/s",
-         "snapshot/00000000000000000012"},
-        {"/mybucket/s/snapshot/parts", "mybucket/s", "snapshot/parts"},
-        {"/mybucket/s/bootstrap", "mybucket/s", "bootstrap"},
+         {"snapshot", "00000000000000000012"}},
+        {"/mybucket/s/snapshot/parts", "mybucket/s", {"snapshot", "parts"}},
+        {"/mybucket/s/bootstrap", "mybucket/s", {"bootstrap"}},
         {"/mybucket/s/incarnation/4503599627370496/chunk/00000000000000000000", "mybucket/s",
-         "incarnation/4503599627370496/chunk/00000000000000000000"},
+         {"incarnation", "4503599627370496", "chunk", "00000000000000000000"}},
         {"/mybucket/s/retention/00000000000000000005", "mybucket/s",
-         "retention/00000000000000000005"},
-        {"/mybucket/s/a%2Fb", "mybucket/s", "a/b"},  // segments are decoded after splitting
-        {"/mybucket/s/x/y/z", "mybucket/s", "x/y/z"},
+         {"retention", "00000000000000000005"}},
+        // RFC 3986 2.2: split first, then decode: an escaped '/' is data.
+        {"/mybucket/s/a%2Fb", "mybucket/s", {"a/b"}},
+        {"/mybucket/s/snapshot%2F00000000000000000012", "mybucket/s",
+         {"snapshot/00000000000000000012"}},
+        {"/mybucket/s/x/y/z", "mybucket/s", {"x", "y", "z"}},
+        {"/mybucket/s/snapshot/", "mybucket/s", {"snapshot", ""}},
     };
     for (const auto& r : rows) {
         SCOPED_TRACE(r.path);
@@ -286,6 +290,25 @@ TEST(RouteBucketed, ThreeOrMoreSegmentsAreASubresource) {
         EXPECT_EQ(got.key, r.key);
         EXPECT_EQ(got.subresource, r.sub);
     }
+}
+
+// extensions 8 and immutable-reads' 400 row: a segment that is not UTF-8
+// once decoded is the router's refusal, whichever segment it is.
+TEST(RouteBucketed, SegmentsThatAreNotUtf8AreInvalidRequest) {
+    const char* bad[] = {"%FF%FE", "%C0%AF", "%ED%A0%80", "%E2%82", "%80", "a%F4%90%80%80"};
+    for (const char* segment : bad) {
+        SCOPED_TRACE(segment);
+        expect_error(std::string("/mybucket/") + segment, error_code::invalid_request);
+        expect_error(std::string("/") + segment + "/s", error_code::invalid_request);
+        expect_error(std::string("/mybucket/s/snapshot/") + segment, error_code::invalid_request);
+        expect_error(std::string("/mybucket/s/incarnation/") + segment +
+                         "/chunk/00000000000000000000",
+                     error_code::invalid_request);
+        expect_error(std::string("/v1/stream/") + segment, error_code::invalid_request);
+    }
+    // Well-formed multi-byte characters are ids like any other.
+    EXPECT_EQ(resolve_ok("/mybucket/%C3%A9t%C3%A9%F0%9F%98%80").key, "mybucket/\xC3\xA9t\xC3\xA9\xF0\x9F\x98\x80");
+    EXPECT_EQ(resolve_ok("/v1/stream/%E2%82%AC").key, "v1/stream/\xE2\x82\xAC");
 }
 
 TEST(RouteBucketed, SubresourceStillValidatesTheStreamId) {
@@ -312,12 +335,15 @@ TEST(RequestTarget, SplitsPathAndQuery) {
     auto t = split_request_target("/b/s?offset=-1&live=sse");
     EXPECT_EQ(t.path, "/b/s");
     EXPECT_EQ(t.query, "offset=-1&live=sse");
+    EXPECT_TRUE(t.has_query);
     t = split_request_target("/b/s");
     EXPECT_EQ(t.path, "/b/s");
     EXPECT_EQ(t.query, "");
+    EXPECT_FALSE(t.has_query);
     t = split_request_target("/b/s?");
     EXPECT_EQ(t.path, "/b/s");
     EXPECT_EQ(t.query, "");
+    EXPECT_TRUE(t.has_query);
 }
 
 TEST(RequestTarget, AbsoluteFormKeepsOnlyThePath) {
