@@ -114,7 +114,19 @@ void throw_if_failed(const boost::system::error_code& ec) {
 response exchange::make_response(http::status status) const {
     response res = response_to(_req, status);
     res.keep_alive(_req.keep_alive() && !_summary.close);
+    if (_route.where != surface::base_v1) res.set(http::field::cache_control, "no-store");
     return res;
+}
+
+void exchange::set_cache_control(response& res, std::string_view directive) const {
+    if (_route.where == surface::base_v1) {
+        res.set(http::field::cache_control, boost::beast::string_view(directive.data(), directive.size()));
+    }
+}
+
+bool exchange::has_query() const {
+    return split_request_target(std::string_view(_req.target().data(), _req.target().size()))
+        .has_query;
 }
 
 void exchange::sent(http::status status, std::uint64_t body_bytes) {

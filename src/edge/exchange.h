@@ -71,13 +71,20 @@ public:
     // is empty after. For a handler that needs the key for nothing else.
     std::string take_stream_key() { return std::move(_route.key); }
     const query_params& query() const { return _query; }
+    // Whether the target has a query component, even an empty one.
+    bool has_query() const;
     service::stream_service& service() { return *_service; }
     const edge_options& options() const { return _options; }
     bool is_head() const { return _req.method() == http::verb::head; }
 
     // A response to fill in; every answer is sent with the headers all
-    // answers carry (server identity, browser security headers, CORS).
+    // answers carry (server identity, browser security headers, CORS). On
+    // the bucketed surface it says Cache-Control: no-store (extensions 4.3
+    // note: the node cannot tell a private stream from a public one).
     response make_response(http::status status) const;
+    // The base protocol's caching of a read answer (base protocol 10), on
+    // /v1/stream only; the bucketed surface keeps no-store on every answer.
+    void set_cache_control(response& res, std::string_view directive) const;
     // The error body of extensions Section 11, with the code's status; HEAD
     // answers carry the Content-Type and no body.
     response make_error(const error& e) const;

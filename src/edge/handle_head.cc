@@ -12,12 +12,25 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
         co_await ex.send(res);
         co_return;
     }
+    // RFC 9110 9.3.2: the ETag a GET without an offset would send, so the
+    // HEAD reads what that GET would (from the first retained byte, up to
+    // the cap) and sends none of it.
     service::read_request lookup;
     lookup.key = ex.target().key;
-    lookup.start.where = protocol::read_start::kind::now;
+    lookup.start.where = protocol::read_start::kind::beginning;
+    lookup.max_bytes = ex.options().max_read_bytes;
+    lookup.whole_messages = ex.target().where == surface::base_v1;
+    lookup.cold_as_files = true;
     lookup.renews_ttl = false;  // base protocol 5.1: HEAD does not renew a sliding TTL
     lookup.if_incarnation = *incarnation;
-    const service::stream_view view = co_await ex.service().read(lookup);
+    service::stream_view view = co_await ex.service().read(lookup);
+    if (view.refusal && view.refusal->code == protocol::error_code::stream_gone &&
+        view.retained > 0) {
+        // Retention dropped the beginning: a GET from -1 answers 410, so the
+        // tag is that of the read from the first retained offset.
+        lookup.start = {protocol::read_start::kind::position, view.retained};
+        view = co_await ex.service().read(lookup);
+    }
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);
@@ -38,6 +51,7 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
         res.set(hdr::stream_snapshot_digest, view.snapshot_digest);
     }
     if (view.stream_closed) res.set(hdr::stream_closed, "true");
+    res.set(http::field::etag, read_etag(view));
     if (view.expiry.ttl_seconds) res.set(hdr::stream_ttl, std::to_string(*view.expiry.ttl_seconds));
     if (view.expiry.expires_at) {
         res.set(hdr::stream_expires_at, protocol::format_rfc3339(*view.expiry.expires_at));

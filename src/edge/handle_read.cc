@@ -10,15 +10,6 @@ namespace {
 
 using protocol::error_code;
 
-// ETag over the stream incarnation and the range; it varies with closure
-// (base protocol 10.1).
-std::string etag_for(const service::stream_view& view) {
-    std::string tag = "\"" + std::to_string(view.incarnation) + ":" + std::to_string(view.start) +
-                      ":" + std::to_string(view.next);
-    if (view.reached_closed_tail()) tag += ":c";
-    return tag + "\"";
-}
-
 boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view& view,
                                        const read_params& p, bool live) {
     const representation rep = representation_for(view, ex.target().where);
@@ -26,13 +17,11 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
     res.set(http::field::content_type, read_content_type(view, rep));
     add_stream_position_headers(res, view);
     const bool at_now = p.start.where == protocol::read_start::kind::now && !live;
-    if (at_now || view.next == view.start) {
-        res.set(http::field::cache_control, "no-store");
-    } else {
-        res.set(http::field::cache_control, "public, max-age=60, stale-while-revalidate=300");
-    }
+    ex.set_cache_control(res, at_now || view.next == view.start
+                                  ? "no-store"
+                                  : "public, max-age=60, stale-while-revalidate=300");
     if (!at_now) {
-        const std::string etag = etag_for(view);
+        const std::string etag = read_etag(view);
         res.set(http::field::etag, etag);
         if (if_none_match_names(ex.req(), etag)) {
             response not_modified = ex.make_response(http::status::not_modified);

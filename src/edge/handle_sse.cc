@@ -119,7 +119,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
 
     response res = ex.make_response(http::status::ok);
     res.set(http::field::content_type, "text/event-stream");
-    res.set(http::field::cache_control, "no-cache");
+    ex.set_cache_control(res, "no-cache");
     res.set(hdr::stream_incarnation, std::to_string(incarnation));
     if (base64) {
         res.set(hdr::stream_sse_data_encoding, "base64");

@@ -133,6 +133,13 @@ service::read_request make_read_request(const exchange& ex, const read_params& p
     return r;
 }
 
+std::string read_etag(const service::stream_view& view) {
+    std::string tag = "\"" + std::to_string(view.incarnation) + ":" + std::to_string(view.start) +
+                      ":" + std::to_string(view.next);
+    if (view.reached_closed_tail()) tag += ":c";
+    return tag + "\"";
+}
+
 void add_stream_position_headers(response& res, const service::stream_view& view) {
     res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
     set_offset_header(res, hdr::stream_next_offset, view.next);

@@ -35,6 +35,10 @@ result<read_params> parse_read_params(const exchange& ex);
 service::read_request make_read_request(const exchange& ex, const read_params& p,
                                         protocol::read_start start);
 
+// A catch-up read's ETag: the incarnation and the range, varying with
+// closure (base protocol 10.1).
+std::string read_etag(const service::stream_view& view);
+
 // Stream-Incarnation, Stream-Next-Offset, Stream-Up-To-Date, Stream-Closed.
 void add_stream_position_headers(response& res, const service::stream_view& view);
 

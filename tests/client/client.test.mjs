@@ -44,6 +44,11 @@ test('client: create, append, head and a catch-up read', async () => {
     const { items, offset } = await readAll(url);
     assert.deepEqual(items, [{ n: 1 }, { n: 2 }]);
     assert.equal(offset, head.offset);
+    // RFC 9110 9.3.2: HEAD's ETag is the one a GET from the start sends.
+    const get = await fetch(`${url}?offset=-1`);
+    await get.arrayBuffer();
+    assert.ok(head.etag, 'HeadResult.etag');
+    assert.equal(head.etag, get.headers.get('etag'));
     // Creating it again with the same configuration is idempotent.
     await createJson(url);
     assert.equal((await DurableStream.head({ url, warnOnHttp: false })).exists, true);
