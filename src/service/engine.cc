@@ -1,6 +1,8 @@
 #include "service/engine.h"
 
+#include <algorithm>
 #include <fstream>
+#include <thread>
 #include <stdexcept>
 #include <variant>
 
@@ -110,11 +112,13 @@ void post_watch(group& g, read_request request, std::shared_ptr<live_signal> sig
 }  // namespace
 
 engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& cold,
-               const checkpointing& checkpoints) {
+               const checkpointing& checkpoints)
+    // One lane per core: a stream's fan-out uses every thread there is.
+    : _lanes(io, std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16)) {
     _groups.reserve(group_count);
     for (std::size_t i = 0; i < group_count; ++i) {
         _groups.push_back(std::make_unique<group>(static_cast<std::uint32_t>(i), group_strand(io),
-                                                  cold, checkpoints));
+                                                  cold, checkpoints, _lanes));
         _groups.back()->set_forwarder(
             [this](state::command_body body) { forward(std::move(body)); });
     }

@@ -118,6 +118,7 @@ private:
     std::optional<state::apply_result> answer_before_copy(const parts_commit& commit,
                                                           const stream_view& target);
 
+    runtime::fanout_lanes _lanes;  // before the groups, which use them
     std::vector<std::unique_ptr<group>> _groups;
     std::atomic<bool> _live_reads_ended{false};
     std::unique_ptr<snapshot_uploads> _uploads;  // null without a cold store

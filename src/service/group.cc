@@ -19,11 +19,13 @@ constexpr auto sweep_interval = std::chrono::seconds(5);
 
 }  // namespace
 
-group::group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints)
+group::group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints,
+             runtime::fanout_lanes& lanes)
     : _id(id),
       _strand(std::move(strand)),
       _cold(std::move(cold)),
       _checkpoints(checkpoints),
+      _live(*this, lanes, service_metrics::get()),
       _sweep_timer(_strand),
       _metrics(service_metrics::get()) {}
 
@@ -194,8 +196,10 @@ void group::on_durable(std::uint64_t index, const status& st) {
             _metrics.appends.inc();
             _metrics.appended_bytes.inc(r.next_offset - r.start_offset);
         }
-        if (const std::string* key = state::command_key(entry.cmd.body); key && r.wakes_readers) {
-            wake_readers(*key);
+        if (std::string* key = state::command_key(entry.cmd.body); key && r.wakes_readers) {
+            if (std::find(_changed.begin(), _changed.end(), *key) == _changed.end()) {
+                _changed.push_back(std::move(*key));  // the command is done with
+            }
         }
         if (r.released && _forward) {
             // Cross-group by message: the source's group drops the reference.
@@ -204,6 +208,10 @@ void group::on_durable(std::uint64_t index, const status& st) {
         }
         if (entry.done) entry.done(std::move(r));
     }
+    // The proposers are answered first: a writer never waits for the
+    // stream's readers, which are woken once per stream and batch.
+    for (const auto& key : _changed) _live.changed(key);
+    _changed.clear();
     relieve_memory_pressure();
     maybe_checkpoint(false);
 }
@@ -394,52 +402,6 @@ result<fork_source_view> group::fork_source(const std::string& key) {
     return fork_source_view{s->incarnation, s->content_type, s->json, s->expiry, s->tail()};
 }
 
-namespace {
-
-// The answers to one change's live readers: readers making the same request
-// (nearly all of a stream's, at the same position) share one.
-class answer_cache {
-public:
-    template <typename Answer>
-    const std::shared_ptr<const live_update>& get(const read_request& request, Answer&& answer) {
-        if (!_request || !(*_request == request)) {
-            _answer = answer(request);
-            _request = request;
-        }
-        return _answer;
-    }
-
-private:
-    std::optional<read_request> _request;
-    std::shared_ptr<const live_update> _answer;
-};
-
-// Readers that left leave expired entries; drop them as the list grows.
-template <typename Entry, typename Weak>
-void add_pruning_expired(std::vector<Entry>& list, Entry entry, Weak Entry::*weak) {
-    if (list.size() >= 64 && (list.size() & (list.size() - 1)) == 0) {
-        std::erase_if(list, [weak](const Entry& e) { return (e.*weak).expired(); });
-    }
-    list.push_back(std::move(entry));
-}
-
-}  // namespace
-
-void group::wake_readers(const std::string& key) {
-    update_followers(key);
-    auto it = _watchers.find(key);
-    if (it == _watchers.end()) return;
-    std::vector<live_watch> woken = std::move(it->second);
-    _watchers.erase(it);
-    answer_cache answers;
-    const auto answer = [this](const read_request& r) { return live_answer(r); };
-    for (const auto& w : woken) {
-        const auto signal = w.signal.lock();
-        if (!signal) continue;
-        signal->fire(_watches_stopped ? nullptr : answers.get(w.request, answer));
-    }
-}
-
 std::shared_ptr<const live_update> group::live_answer(const read_request& request) {
     read_plan plan = read(request);
     const stream_view& view = plan.view;
@@ -449,42 +411,8 @@ std::shared_ptr<const live_update> group::live_answer(const read_request& reques
     return std::make_shared<const live_update>(std::move(plan.view));
 }
 
-void group::update_followers(const std::string& key) {
-    auto it = _followers.find(key);
-    if (it == _followers.end()) return;
-    std::vector<live_follower>& list = it->second;
-    answer_cache answers;
-    const auto make_answer = [this](const read_request& r) { return live_answer(r); };
-    std::erase_if(list, [&](live_follower& f) {
-        const auto subscription = f.subscription.lock();
-        if (!subscription) return true;
-        if (_watches_stopped) {
-            subscription->end();
-            return true;
-        }
-        const std::shared_ptr<const live_update> answer = answers.get(f.request, make_answer);
-        if (!answer) {
-            subscription->end();  // not shareable: the reader reads for itself
-            return true;
-        }
-        const stream_view& view = answer->view();
-        const bool last = view.refusal || view.reached_closed_tail();
-        // A change without new bytes (a snapshot, a producer's state) sends nothing.
-        if (view.next == f.request.start.position && !last) return false;
-        const live_subscription::offered taken = subscription->offer(answer);
-        if (taken == live_subscription::offered::behind) _metrics.live_readers_behind.inc();
-        if (taken != live_subscription::offered::kept || last) {
-            subscription->end();
-            return true;
-        }
-        f.request.start.position = view.next;
-        return false;
-    });
-    if (list.empty()) _followers.erase(it);
-}
-
 void group::follow(read_request request, const std::shared_ptr<live_subscription>& subscription) {
-    if (_watches_stopped) {
+    if (_live.stopped()) {
         subscription->end();
         return;
     }
@@ -494,9 +422,7 @@ void group::follow(read_request request, const std::shared_ptr<live_subscription
         subscription->end();
         return;
     }
-    auto& list = _followers[request.key];
-    add_pruning_expired(list, live_follower{std::move(request), subscription},
-                        &live_follower::subscription);
+    _live.follow(std::move(request), subscription);
 }
 
 bool group::has_news(const read_request& request) {
@@ -505,11 +431,7 @@ bool group::has_news(const read_request& request) {
            s->tail() > request.start.position;
 }
 
-void group::stop_watches() {
-    _watches_stopped = true;
-    while (!_watchers.empty()) wake_readers(_watchers.begin()->first);
-    while (!_followers.empty()) update_followers(_followers.begin()->first);
-}
+void group::stop_watches() { _live.stop(); }
 
 std::optional<state::apply_result> group::answer_before_body(const state::append& headers) {
     const auto now = runtime::now_unix_ms();
@@ -602,7 +524,7 @@ bootstrap_view group::bootstrap(const std::string& key, std::uint64_t max_update
 }
 
 void group::watch(const read_request& request, const std::shared_ptr<live_signal>& signal) {
-    if (_watches_stopped) {
+    if (_live.stopped()) {
         signal->fire(nullptr);
         return;
     }
@@ -610,7 +532,7 @@ void group::watch(const read_request& request, const std::shared_ptr<live_signal
         signal->fire(live_answer(request));
         return;
     }
-    add_pruning_expired(_watchers[request.key], live_watch{request, signal}, &live_watch::signal);
+    _live.watch(request, signal);
 }
 
 read_plan group::read(const read_request& request, std::optional<std::uint64_t> as_source_of) {

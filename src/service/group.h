@@ -18,9 +18,9 @@
 #include "base/unique_function.h"
 #include "log/command_log.h"
 #include "runtime/compact_strand.h"
-#include "runtime/wake_signal.h"
+#include "runtime/fanout_lanes.h"
 #include "service/cold_tier.h"
-#include "service/live_subscription.h"
+#include "service/live_readers.h"
 #include "service/live_update.h"
 #include "service/stream_service.h"
 #include "state/group_state.h"
@@ -31,9 +31,6 @@ namespace dstream::service {
 // timer as an any_io_executor (runtime/compact_strand.h).
 using group_strand = runtime::compact_strand;
 using write_done = unique_function<void(state::apply_result)>;
-// Wakes a live reader with the read it waits for, or with nothing when it
-// must read for itself.
-using live_signal = runtime::wake_signal<std::shared_ptr<const live_update>>;
 
 // A piece of a read that lives in a cold chunk object.
 struct cold_piece {
@@ -81,9 +78,10 @@ using command_forwarder = std::function<void(state::command_body)>;
 
 struct service_metrics;
 
-class group {
+class group final : private live_source {
 public:
-    group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints);
+    group(std::uint32_t id, group_strand strand, cold_tier cold, checkpointing checkpoints,
+          runtime::fanout_lanes& lanes);
 
     void attach_log(std::unique_ptr<log::command_log> log);
     // Where commands for other groups go (a fork's release of its source).
@@ -149,11 +147,9 @@ private:
     // Applies one command and keeps the group's own bookkeeping (hot bytes,
     // readers, flushes, garbage chunks) in step with the state.
     state::apply_result apply_and_follow(const state::command& cmd, std::uint64_t index);
-    void wake_readers(const std::string& key);
-    void update_followers(const std::string& key);
     // The read `request` makes, when it reaches the tail from hot bytes
     // alone and so can be handed to every reader making the same one.
-    std::shared_ptr<const live_update> live_answer(const read_request& request);
+    std::shared_ptr<const live_update> live_answer(const read_request& request) override;
     // Whether the stream `request` reads already has something for it (bytes
     // past its position, a close, a refusal), so its reader must not wait.
     bool has_news(const read_request& request);
@@ -194,17 +190,9 @@ private:
     std::unique_ptr<log::command_log> _log;
     state::group_state _state;
     reusable_queue<pending_entry> _pending;
-    struct live_watch {
-        read_request request;
-        std::weak_ptr<live_signal> signal;
-    };
-    std::unordered_map<std::string, std::vector<live_watch>> _watchers;
-    struct live_follower {
-        read_request request;  // its position: where the next update starts
-        std::weak_ptr<live_subscription> subscription;
-    };
-    std::unordered_map<std::string, std::vector<live_follower>> _followers;
-    bool _watches_stopped = false;
+    live_readers _live;
+    // The streams a batch of applied entries changed, woken once it is answered.
+    std::vector<std::string> _changed;
     // Leader-local, not replicated: the last read of each stream renews its
     // sliding TTL without a log entry per read.
     std::unordered_map<std::string, protocol::unix_ms> _last_read_ms;

@@ -163,6 +163,8 @@ enum class command_type : std::uint8_t {
 
 // The key of the stream a command addresses; null for group-wide commands.
 const std::string* command_key(const command_body& body);
+// The same key, to take from a command that is done with.
+std::string* command_key(command_body& body);
 
 std::string encode_command(const command& cmd);
 

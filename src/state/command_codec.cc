@@ -1,4 +1,5 @@
 #include <cstring>
+#include <utility>
 
 #include "base/binary.h"
 #include "state/command.h"
@@ -334,6 +335,10 @@ const std::string* command_key(const command_body& body) {
             }
         },
         body);
+}
+
+std::string* command_key(command_body& body) {
+    return const_cast<std::string*>(command_key(std::as_const(body)));
 }
 
 std::string encode_command(const command& cmd) {

@@ -1,0 +1,41 @@
+#pragma once
+// Strands that spread a group's deliveries to its live readers over the I/O
+// threads. The group decides on its own strand who gets which update and
+// hands each lane its share in one post; the lanes then make the hand-offs
+// (a post per reader), so a stream with a thousand readers does not hold its
+// group's strand, or one thread, for all of them. A reader is pinned to one
+// lane, so its updates reach it in the order the group made them.
+#include <atomic>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include "runtime/compact_strand.h"
+
+namespace dstream::runtime {
+
+class fanout_lanes {
+public:
+    fanout_lanes(boost::asio::io_context& io, std::size_t count) {
+        _lanes.reserve(count == 0 ? 1 : count);
+        for (std::size_t i = 0; i < std::max<std::size_t>(count, 1); ++i) _lanes.emplace_back(io);
+    }
+
+    std::size_t size() const { return _lanes.size(); }
+    // The lane of a new reader: round robin.
+    std::size_t assign() { return _next.fetch_add(1, std::memory_order_relaxed) % _lanes.size(); }
+
+    template <typename Function>
+    void post(std::size_t lane, Function&& f) {
+        boost::asio::post(_lanes[lane], std::forward<Function>(f));
+    }
+
+private:
+    std::vector<compact_strand> _lanes;
+    std::atomic<std::size_t> _next{0};
+};
+
+}  // namespace dstream::runtime

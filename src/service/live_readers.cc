@@ -1,0 +1,165 @@
+#include "service/live_readers.h"
+
+#include <optional>
+
+#include "service/service_metrics.h"
+
+namespace dstream::service {
+namespace {
+
+using update_ptr = std::shared_ptr<const live_update>;
+
+// The answers to one change's live readers: readers making the same request
+// (nearly all of a stream's, at the same position) share one.
+class answer_cache {
+public:
+    explicit answer_cache(live_source& source) : _source(source) {}
+
+    const update_ptr& get(const read_request& request) {
+        if (!_request || !(*_request == request)) {
+            _answer = _source.live_answer(request);
+            _request = request;
+        }
+        return _answer;
+    }
+
+private:
+    live_source& _source;
+    std::optional<read_request> _request;
+    update_ptr _answer;
+};
+
+// Readers that left leave expired entries; drop them as the list grows.
+template <typename Entry, typename Weak>
+void add_pruning_expired(std::vector<Entry>& list, Entry entry, Weak Entry::*weak) {
+    if (list.size() >= 64 && (list.size() & (list.size() - 1)) == 0) {
+        std::erase_if(list, [weak](const Entry& e) { return (e.*weak).expired(); });
+    }
+    list.push_back(std::move(entry));
+}
+
+// One reader's share of a change, made on a lane (or inline): an update to
+// offer (or none), and whether the subscription ends after it.
+struct offer_job {
+    std::shared_ptr<live_subscription> subscription;
+    update_ptr update;
+    bool end_after = false;
+};
+
+void run_offer(const offer_job& job, service_metrics& metrics) {
+    if (job.update) {
+        const auto taken = job.subscription->offer(job.update);
+        if (taken == live_subscription::offered::behind) metrics.live_readers_behind.inc();
+        if (taken != live_subscription::offered::kept) {
+            job.subscription->end();
+            return;
+        }
+    }
+    if (job.end_after) job.subscription->end();
+}
+
+}  // namespace
+
+live_readers::live_readers(live_source& source, runtime::fanout_lanes& lanes,
+                           service_metrics& metrics)
+    : _source(source), _lanes(lanes), _metrics(metrics) {}
+
+void live_readers::watch(const read_request& request, const std::shared_ptr<live_signal>& signal) {
+    add_pruning_expired(_watches[request.key], watch_entry{request, signal}, &watch_entry::signal);
+}
+
+void live_readers::follow(read_request request,
+                          const std::shared_ptr<live_subscription>& subscription) {
+    auto& list = _followers[request.key];
+    const std::size_t lane = list.size() < inline_readers ? no_lane : _lanes.assign();
+    add_pruning_expired(list, follower{std::move(request), subscription, lane},
+                        &follower::subscription);
+}
+
+void live_readers::changed(const std::string& key) {
+    offer_followers(key);
+    wake_watches(key);
+}
+
+void live_readers::wake_watches(const std::string& key) {
+    auto it = _watches.find(key);
+    if (it == _watches.end()) return;
+    std::vector<watch_entry> woken = std::move(it->second);
+    _watches.erase(it);
+    answer_cache answers(_source);
+    // A watch fires once, so its lane needs no order: the first few go from
+    // here, the rest in one batch per lane.
+    std::vector<std::vector<std::pair<std::shared_ptr<live_signal>, update_ptr>>> batches;
+    std::size_t fired = 0;
+    for (const auto& w : woken) {
+        auto signal = w.signal.lock();
+        if (!signal) continue;
+        update_ptr update = _stopped ? nullptr : answers.get(w.request);
+        if (fired++ < inline_readers) {
+            signal->fire(std::move(update));
+            continue;
+        }
+        if (batches.empty()) batches.resize(_lanes.size());
+        batches[fired % _lanes.size()].emplace_back(std::move(signal), std::move(update));
+    }
+    for (std::size_t lane = 0; lane < batches.size(); ++lane) {
+        if (batches[lane].empty()) continue;
+        _lanes.post(lane, [batch = std::move(batches[lane])]() mutable {
+            for (auto& [signal, update] : batch) signal->fire(std::move(update));
+        });
+    }
+}
+
+void live_readers::offer_followers(const std::string& key) {
+    auto it = _followers.find(key);
+    if (it == _followers.end()) return;
+    std::vector<follower>& list = it->second;
+    answer_cache answers(_source);
+    std::vector<std::vector<offer_job>> batches;
+    const auto hand = [&](const follower& f, offer_job job) {
+        if (f.lane == no_lane) {
+            run_offer(job, _metrics);
+            return;
+        }
+        if (batches.empty()) batches.resize(_lanes.size());
+        batches[f.lane].push_back(std::move(job));
+    };
+    std::erase_if(list, [&](follower& f) {
+        auto subscription = f.subscription.lock();
+        // Ended: the reader left, or fell behind on its lane.
+        if (!subscription || subscription->ended()) return true;
+        if (_stopped) {
+            hand(f, offer_job{std::move(subscription), nullptr, true});
+            return true;
+        }
+        const update_ptr& answer = answers.get(f.request);
+        if (!answer) {
+            // Not shareable: the reader reads for itself.
+            hand(f, offer_job{std::move(subscription), nullptr, true});
+            return true;
+        }
+        const stream_view& view = answer->view();
+        const bool last = view.refusal || view.reached_closed_tail();
+        // A change without new bytes (a snapshot, a producer's state) sends nothing.
+        if (view.next == f.request.start.position && !last) return false;
+        hand(f, offer_job{std::move(subscription), answer, last});
+        if (last) return true;
+        f.request.start.position = view.next;
+        return false;
+    });
+    if (list.empty()) _followers.erase(it);
+    for (std::size_t lane = 0; lane < batches.size(); ++lane) {
+        if (batches[lane].empty()) continue;
+        _lanes.post(lane, [batch = std::move(batches[lane]), &metrics = _metrics] {
+            for (const auto& job : batch) run_offer(job, metrics);
+        });
+    }
+}
+
+void live_readers::stop() {
+    _stopped = true;
+    while (!_watches.empty()) wake_watches(_watches.begin()->first);
+    while (!_followers.empty()) offer_followers(_followers.begin()->first);
+}
+
+}  // namespace dstream::service
