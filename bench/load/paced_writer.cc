@@ -55,6 +55,7 @@ paced_writer::paced_writer(asio::io_context& ioc, const target& t,
         bodies_.emplace_back().reserve(body_capacity);
     }
     in_flight_i_.assign(o.writers, 0);
+    in_window_.assign(o.writers, 0);
 }
 
 void paced_writer::start() {
@@ -108,6 +109,7 @@ void paced_writer::pump() {
 void paced_writer::send(http_connection& c, std::uint64_t i, bench_clock::time_point now) {
     const std::size_t stream = i % streams_;
     const std::uint64_t sent_ns = stamp_now_ns();
+    in_window_[c.tag] = phase_.measuring() ? 1 : 0;
     if (phase_.measuring()) {
         if (window_start_ns_.load(std::memory_order_relaxed) ==
             std::numeric_limits<std::uint64_t>::max()) {
@@ -136,6 +138,7 @@ void paced_writer::on_response(http_connection& c, const response& r) {
     if (r.ok()) {
         ++totals_.acked;
         acked_[i % streams_].insert(i / streams_);
+        if (in_window_[c.tag] != 0) totals_.write_latency.record(r.latency_ns());
     } else if (aborted_) {
         ++totals_.unanswered;
     } else {

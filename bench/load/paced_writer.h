@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "histogram.h"
 #include "http_client.h"
 #include "runner.h"
 #include "seq_set.h"
@@ -68,6 +69,9 @@ public:
         std::uint64_t unanswered = 0;  // still in flight when the run was aborted
         std::uint64_t sent_in_window = 0;
         double max_lag_ms = 0;  // how late after its due time a message was written, at most
+        // Of the appends sent in the window and answered 2xx: from the start
+        // of the request's write to the last byte of its answer.
+        histogram write_latency;
         std::vector<std::string> samples;
     };
     // Read after the run.
@@ -92,6 +96,7 @@ private:
     std::vector<std::unique_ptr<http_connection>> conns_;
     std::vector<std::string> bodies_;         // per connection
     std::vector<std::uint64_t> in_flight_i_;  // message index per connection
+    std::vector<std::uint8_t> in_window_;     // per connection: its append was sent in the window
     std::vector<http_connection*> idle_;
     std::vector<seq_set> acked_;
     asio::steady_timer timer_;

@@ -185,9 +185,10 @@ void add_fanout_scenario(CLI::App& app, int& exit_code) {
         "fanout", "SSE delivery: M subscribers of one stream, one writer at R messages/s");
     add_common_options(*sub, *opts);
     add_window_options(*sub, *opts);
-    sub->add_option("--subscribers", opts->subscribers, "SSE subscribers (one connection each)")
+    sub->add_option("--subscribers", opts->subscribers,
+                    "SSE subscribers (one connection each); 0 measures the writer alone")
         ->capture_default_str()
-        ->check(CLI::Range(1u, 1000000u));
+        ->check(CLI::Range(0u, 1000000u));
     add_stamped_write_options(*sub, opts->write, "messages per second to the stream");
     sub->callback([opts, &exit_code] { exit_code = run_fanout(*opts); });
 }
