@@ -5,9 +5,11 @@ function(dstream_warnings target)
   # -Wno-mismatched-new-delete: Boost 1.74's awaitable frames use their own
   # sized operator delete, which GCC 12 reports at every coroutine (clang, for
   # the fuzz targets, has no such warning).
+  # The C++-only options are not given to C sources (src/replication/raft/).
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
-                                           -Wnon-virtual-dtor -Wno-missing-field-initializers
-                                           $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
+                                           -Wno-missing-field-initializers
+                                           $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor>
+                                           $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wno-mismatched-new-delete>)
 endfunction()
 
 function(dstream_library name)
