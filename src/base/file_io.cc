@@ -53,4 +53,31 @@ bool write_all(file_io& io, int fd, std::string_view bytes) {
     return true;
 }
 
+bool read_all(file_io& io, const char* path, std::string& out) {
+    const int fd = io.open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0) return false;
+    if (io.fstat(fd, &st) != 0) {
+        const int failure = errno;
+        io.close(fd);
+        errno = failure;
+        return false;
+    }
+    out.assign(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t done = 0;
+    while (done < out.size()) {
+        const ssize_t n = io.pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    const int failure = errno;
+    io.close(fd);
+    if (done != out.size()) {
+        errno = failure != 0 ? failure : EIO;
+        return false;
+    }
+    return true;
+}
+
 }  // namespace dstream

@@ -10,6 +10,7 @@
 // here: listings change nothing and std::filesystem does them.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include <sys/stat.h>
@@ -45,5 +46,8 @@ file_io& posix_file_io();
 // short writes and EINTR; false on failure (errno says why, EIO for a write
 // that wrote nothing and reported no error).
 bool write_all(file_io& io, int fd, std::string_view bytes);
+
+// Reads the whole file at `path` into `out`; false on failure (errno says why).
+bool read_all(file_io& io, const char* path, std::string& out);
 
 }  // namespace dstream

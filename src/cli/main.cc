@@ -25,9 +25,8 @@
 #include "cli/serve_options.h"
 #include "cli/signals.h"
 #include "edge/server.h"
-#include "log/memory_log.h"
+#include "cli/node_logs.h"
 #include "log/node_wal.h"
-#include "log/wal_group_log.h"
 #include "runtime/node_identity.h"
 #include "service/engine.h"
 #include "storage/chunk_cache.h"
@@ -110,9 +109,7 @@ int run_serve(const cli::serve_options& opts) {
     if (opts.memory) {
         edge_opts.cluster_id = runtime::generate_cluster_id();
         engine.emplace(io, opts.groups, service::cold_tier{}, service::checkpointing{});
-        engine->attach_logs([](std::size_t, boost::asio::any_io_executor strand) {
-            return std::make_unique<log::memory_log>(std::move(strand));
-        });
+        engine->attach_logs(cli::memory_logs(io_pool.get_executor()));
     } else {
         const std::filesystem::path dir(opts.data_dir);
         const runtime::node_meta meta = runtime::load_or_create_node_meta(dir, opts.groups);
@@ -128,17 +125,15 @@ int run_serve(const cli::serve_options& opts) {
         cold.staged_part_grace = std::chrono::seconds(opts.staged_part_grace_seconds);
         checkpoints = std::make_unique<log::checkpoint_files>(dir / "checkpoints");
         engine.emplace(io, meta.group_count, cold,
-                       service::checkpointing{checkpoints.get(), opts.checkpoint_bytes});
+                       service::checkpointing{true, opts.checkpoint_bytes});
         log::wal_options wal_options{dir / "wal", opts.wal_segment_bytes, opts.wal_sync_threads};
         wal_options.preallocate = opts.wal_preallocate;
         wal = std::make_unique<log::node_wal>(std::move(wal_options));
-        const std::vector<std::uint64_t> last_index = cli::recover(*engine, *checkpoints, *wal);
-        engine->attach_logs([&](std::size_t i, boost::asio::any_io_executor strand) {
-            return std::make_unique<log::wal_group_log>(*wal, static_cast<std::uint32_t>(i),
-                                                        std::move(strand), last_index[i]);
-        });
+        std::vector<cli::recovered_log> recovered =
+            cli::recover(*engine, *checkpoints, *wal, cli::single_node_voters);
+        engine->attach_logs(cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered));
         wal->start();
-        engine->release_checkpointed();
+        cli::release_checkpointed(*wal, recovered);
         sweep_orphan_objects(*store, *engine);
     }
     engine->start();

@@ -37,7 +37,31 @@ checkpoint_files::checkpoint_files(fs::path dir, file_io& io) : _dir(std::move(d
         throw std::runtime_error("cannot create " + _dir.string());
 }
 
-status checkpoint_files::write(std::uint32_t group, std::uint64_t index,
+namespace {
+
+constexpr std::string_view header_magic = "DSTRSNP1";
+
+void put_le32(std::string& out, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+std::uint32_t get_le32(std::string_view in) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+        v |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+    }
+    return v;
+}
+
+std::uint32_t crc_of(std::string_view bytes) {
+    return static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
+                                            reinterpret_cast<const Bytef*>(bytes.data()),
+                                            static_cast<uInt>(bytes.size())));
+}
+
+}  // namespace
+
+status checkpoint_files::write(std::uint32_t group, std::uint64_t index, std::string_view header,
                                const state::checkpoint_image& image) {
     char name[64];
     std::snprintf(name, sizeof name, "g%05u-%020llu.ckpt", group,
@@ -52,9 +76,14 @@ status checkpoint_files::write(std::uint32_t group, std::uint64_t index,
     };
     const int fd = _io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return failed();
+    std::string head(header_magic);
+    put_le32(head, static_cast<std::uint32_t>(header.size()));
+    head += header;
+    put_le32(head, crc_of(header));
+    bool ok = write_all(_io, fd, head);
     uLong crc = crc32(0L, Z_NULL, 0);
-    bool ok = true;
     for (const auto& piece : image.pieces) {
+        if (!ok) break;
         crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data), static_cast<uInt>(piece.size));
         if (!write_all(_io, fd, std::string_view(piece.data, piece.size))) {
             ok = false;
@@ -75,6 +104,30 @@ status checkpoint_files::write(std::uint32_t group, std::uint64_t index,
         if (parse_name(e.path(), g, i) && g == group && i < index) _io.unlink(e.path().c_str());
     }
     return ok_status();
+}
+
+result<checkpoint_files::loaded> checkpoint_files::load(const entry& which) const {
+    const auto damaged = [&](const char* what) {
+        return make_error(protocol::error_code::internal,
+                          "checkpoint " + which.path.string() + " " + what);
+    };
+    std::string bytes;
+    if (!read_all(_io, which.path.c_str(), bytes)) return damaged("cannot be read");
+    loaded out;
+    if (!std::string_view(bytes).starts_with(header_magic)) {
+        out.image = std::move(bytes);  // written before checkpoints had a header
+        return out;
+    }
+    const std::size_t at = header_magic.size();
+    if (bytes.size() < at + 8) return damaged("has a truncated header");
+    const std::uint32_t length = get_le32(std::string_view(bytes).substr(at, 4));
+    if (bytes.size() < at + 8 + length) return damaged("has a truncated header");
+    out.header = bytes.substr(at + 4, length);
+    if (get_le32(std::string_view(bytes).substr(at + 4 + length, 4)) != crc_of(out.header)) {
+        return damaged("has a header that fails its checksum");
+    }
+    out.image = bytes.substr(at + 8 + length);
+    return out;
 }
 
 std::map<std::uint32_t, checkpoint_files::entry> checkpoint_files::newest() const {

@@ -28,20 +28,8 @@ std::string errno_text(const char* what, const fs::path& path) {
 
 // One allocation of the file's size: a segment is read whole at recovery.
 std::string read_file(file_io& io, const fs::path& path) {
-    const int fd = io.open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    if (fd < 0 || io.fstat(fd, &st) != 0) throw std::runtime_error(errno_text("cannot read", path));
-    std::string data(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n =
-            io.pread(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        done += static_cast<std::size_t>(n);
-    }
-    io.close(fd);
-    if (done != data.size()) throw std::runtime_error(errno_text("cannot read", path));
+    std::string data;
+    if (!read_all(io, path.c_str(), data)) throw std::runtime_error(errno_text("cannot read", path));
     return data;
 }
 
@@ -123,10 +111,13 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
         const std::string data = read_file(_io, path);
         std::size_t at = 0;
         const std::string_view magic = std::string_view(data).substr(0, wal_magic.size());
-        const bool watermarked = magic == wal_magic;
+        const bool raft = magic == wal_magic;
+        const bool watermarked = raft || magic == wal_magic_commands;
+        const wal_payloads payloads = raft ? wal_payloads::raft_records : wal_payloads::commands;
         if (!watermarked && magic != wal_magic_without_watermarks) {
             if (last_segment && data.size() < wal_magic.size() &&
-                (wal_magic.starts_with(data) || wal_magic_without_watermarks.starts_with(data))) {
+                (wal_magic.starts_with(data) || wal_magic_commands.starts_with(data) ||
+                 wal_magic_without_watermarks.starts_with(data))) {
                 // Crashed while creating the segment: nothing was written to it.
                 if (_io.unlink(path.c_str()) != 0) {
                     throw std::runtime_error(errno_text("cannot remove", path));
@@ -162,7 +153,7 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             at += used;
             if (record.group == wal_watermark_group) continue;
             auto& previous = last_index[record.group];
-            if (record.index <= previous) {
+            if (payloads == wal_payloads::commands && record.index <= previous) {
                 throw wal_corruption("WAL corruption in " + path.string() + " at offset " +
                                      std::to_string(record_at) + ": group " +
                                      std::to_string(record.group) + " index " +
@@ -170,7 +161,7 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             }
             previous = record.index;
             note_written(first, record.group, record.index);
-            visit(record.group, record.index, record.payload);
+            visit(record.group, record.index, record.payload, payloads);
             ++result.records;
             ++sequence;
         }
@@ -195,6 +186,7 @@ wal_recovery node_wal::recover(const record_visitor& visit) {
             static_cast<std::int64_t>(result.torn_tail_cut && last_segment ? at : data.size()));
         _next_sequence = sequence;
         _recovered_end = at;
+        _newest_is_current = raft;
     }
     _recovered = true;
     return result;
@@ -419,9 +411,11 @@ void node_wal::start() {
     if (_io.unlink(prepared_path().c_str()) != 0 && errno != ENOENT) {
         throw std::runtime_error(errno_text("cannot remove", prepared_path()));
     }
-    const std::uint64_t first = segments.empty() ? _next_sequence : segments.back().first;
-    const auto records_end =
-        segments.empty() ? std::nullopt : std::optional<std::uint64_t>(_recovered_end);
+    // A segment of an older format is closed as it is: new records go to a
+    // new segment, whose magic says what they are.
+    const bool append = !segments.empty() && _newest_is_current;
+    const std::uint64_t first = append ? segments.back().first : _next_sequence;
+    const auto records_end = append ? std::optional<std::uint64_t>(_recovered_end) : std::nullopt;
     if (const int failure = open_segment(first, records_end); failure != 0) {
         errno = failure;
         throw std::runtime_error(errno_text("cannot open the WAL segment", segment_path(first)));
@@ -455,12 +449,12 @@ void node_wal::stop() {
 }
 
 void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload,
-                      wal_sink* sink) {
+                      wal_sink* sink, std::uint64_t token) {
     bool first = false;
     {
         std::lock_guard lock(_mutex);
         first = _queue.empty();
-        _queue.push_back(entry{{}, group, index, std::move(payload), sink});
+        _queue.push_back(entry{{}, group, index, std::move(payload), sink, token});
         _queue.back().header = make_wal_record_header(group, index, _queue.back().payload);
     }
     // Records behind the first find a thread already woken for it, or all
@@ -561,7 +555,7 @@ void node_wal::deliver_durable() {
         }
     }
     for (const auto& batch : ready) {
-        for (const auto& [sink, index] : batch.notices) sink->on_written(index, batch.outcome);
+        for (const auto& [sink, token] : batch.notices) sink->on_written(token, batch.outcome);
     }
 }
 
@@ -675,9 +669,9 @@ std::optional<node_wal::flush_due> node_wal::write_queued(std::vector<entry>& ba
         auto it = std::find_if(written.notices.begin(), written.notices.end(),
                                [&](const auto& n) { return n.first == e.sink; });
         if (it == written.notices.end()) {
-            written.notices.emplace_back(e.sink, e.index);
+            written.notices.emplace_back(e.sink, e.token);
         } else {
-            it->second = e.index;
+            it->second = e.token;
         }
     }
     std::lock_guard lock(_sync_mutex);

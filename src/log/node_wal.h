@@ -30,6 +30,7 @@
 
 #include "base/file_io.h"
 #include "base/result.h"
+#include "log/wal_format.h"
 
 namespace dstream::log {
 
@@ -39,8 +40,10 @@ struct wal_metrics;
 class wal_sink {
 public:
     virtual ~wal_sink() = default;
-    // Every record of this sink up to `index` is durable (or failed with `st`).
-    virtual void on_written(std::uint64_t index, const status& st) = 0;
+    // Every record of this sink up to the one submitted with `token` is
+    // durable; or, with an error, that record's batch failed (and so does
+    // every batch after it until the log is cut back).
+    virtual void on_written(std::uint64_t token, const status& st) = 0;
 };
 
 // Start-up refuses a log it cannot trust; the message names file and offset.
@@ -80,18 +83,23 @@ public:
     node_wal& operator=(const node_wal&) = delete;
 
     // Visits every record in log order; cuts a torn tail; throws
-    // wal_corruption on any other damage. Call once, before start().
-    using record_visitor =
-        std::function<void(std::uint32_t group, std::uint64_t index, std::string_view payload)>;
+    // wal_corruption on any other damage. Call once, before start(). In
+    // segments of commands a group's indexes increase; a Raft log's may go
+    // back (a conflicting suffix), which its reader judges.
+    using record_visitor = std::function<void(std::uint32_t group, std::uint64_t index,
+                                              std::string_view payload, wal_payloads kind)>;
     wal_recovery recover(const record_visitor& visit);
 
-    // Opens the newest segment to append after its records (or begins the
-    // first). Throws when segments exist that recover() has not read.
+    // Opens the newest segment to append after its records, or begins a new
+    // one (none yet, or the newest is of an older format). Throws when
+    // segments exist that recover() has not read.
     void start();
     // Flushes what was submitted and joins the WAL threads.
     void stop();
 
-    void submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink);
+    // `token` increases per sink: what on_written() names.
+    void submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink,
+                std::uint64_t token);
 
     // Group `group` has a checkpoint covering its entries up to `index`:
     // segments whose every entry is covered are deleted (never the open one).
@@ -104,10 +112,11 @@ private:
         std::uint64_t index;
         std::string payload;
         wal_sink* sink;
+        std::uint64_t token;
     };
 
     // A batch written to the open segment, waiting for a flush that began
-    // after it: one notice per sink (its highest index in the batch).
+    // after it: one notice per sink (its last token in the batch).
     struct written_batch {
         std::vector<std::pair<wal_sink*, std::uint64_t>> notices;
         std::uint64_t end = 0;         // the log position after the batch
@@ -177,6 +186,7 @@ private:
     std::uint64_t _file_size = 0;     // more than _segment_size in a prepared segment
     bool _recovered = false;
     std::uint64_t _recovered_end = 0;  // where the records of the newest segment end
+    bool _newest_is_current = true;    // the newest segment found is of wal_magic
     std::uint64_t _next_sequence = 1;  // records written since the log began
 
     std::mutex _mutex;

@@ -4,10 +4,10 @@
 // A segment starts with an 8-byte magic. Then records:
 //   u32 payload_length | u32 crc32 | u32 group | u64 index | payload
 // little-endian; crc32 (zlib's CRC-32) covers group, index and payload.
-// In a "DSTRWAL2" segment every batch of records written at once begins with
-// a watermark: a record of group wal_watermark_group, no payload, whose index
-// is the segment offset up to which the log was durable when the batch was
-// written. A "DSTRWAL1" segment promises no watermarks.
+// In a "DSTRWAL3" or "DSTRWAL2" segment every batch of records written at
+// once begins with a watermark: a record of group wal_watermark_group, no
+// payload, whose index is the segment offset up to which the log was durable
+// when the batch was written. A "DSTRWAL1" segment promises no watermarks.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -15,8 +15,17 @@
 
 namespace dstream::log {
 
-inline constexpr std::string_view wal_magic = "DSTRWAL2";
+// The segments this version writes: watermarked batches of Raft records.
+inline constexpr std::string_view wal_magic = "DSTRWAL3";
+// Older segments, still read: watermarked batches of commands, and commands
+// without watermarks. Every magic has the same length.
+inline constexpr std::string_view wal_magic_commands = "DSTRWAL2";
 inline constexpr std::string_view wal_magic_without_watermarks = "DSTRWAL1";
+
+// What a segment's payloads are: a group's Raft records
+// (replication/raft_records.h), or the commands a group's log held before
+// it was a Raft log (state/command.h), each at its index.
+enum class wal_payloads { raft_records, commands };
 inline constexpr std::uint32_t wal_watermark_group = 0xffffffff;
 inline constexpr std::size_t wal_record_header_bytes = 20;
 // A record never exceeds this: the largest command is a 32 MiB body plus headers.

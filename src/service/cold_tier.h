@@ -11,7 +11,6 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "log/checkpoint_files.h"
 #include "storage/chunk_cache.h"
 #include "storage/object_store.h"
 
@@ -31,9 +30,10 @@ struct cold_tier {
     bool enabled() const { return store != nullptr; }
 };
 
-// Checkpoints bound replay after a restart; null files: none (--memory).
+// Checkpoints bound replay after a restart (the group's log keeps them);
+// none with --memory.
 struct checkpointing {
-    log::checkpoint_files* files = nullptr;
+    bool enabled = false;
     // A group checkpoints after this many bytes of log since its last one.
     std::uint64_t every_bytes = 64u << 20;
 };

@@ -112,13 +112,16 @@ void post_watch(group& g, read_request request, std::shared_ptr<live_signal> sig
 }  // namespace
 
 engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& cold,
-               const checkpointing& checkpoints)
-    // One lane per core: a stream's fan-out uses every thread there is.
-    : _lanes(io, std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16)) {
+               const checkpointing& checkpoints, const runtime::clock& clock,
+               runtime::random_source& random)
+    : _random(random),
+      // One lane per core: a stream's fan-out uses every thread there is.
+      _lanes(io, std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16)) {
+    const group_inputs inputs{clock, random, _lanes, cold, checkpoints};
     _groups.reserve(group_count);
     for (std::size_t i = 0; i < group_count; ++i) {
-        _groups.push_back(std::make_unique<group>(static_cast<std::uint32_t>(i), group_strand(io),
-                                                  cold, checkpoints, _lanes));
+        _groups.push_back(
+            std::make_unique<group>(static_cast<std::uint32_t>(i), group_strand(io), inputs));
         _groups.back()->set_forwarder(
             [this](state::command_body body) { forward(std::move(body)); });
     }
@@ -138,45 +141,31 @@ void engine::forward(state::command_body body) {
     g.submit(std::move(body), {});
 }
 
-void engine::drop_dangling_fork_references() {
+std::vector<state::drop_fork_ref> engine::dangling_fork_references() {
+    std::vector<state::drop_fork_ref> dangling;
     for (const auto& g : _groups) {
         for (auto& held : g->fork_references()) {
-            if (!group_for(held.fork_key).holds_fork(held)) forward(std::move(held.drop));
+            if (!group_for(held.fork_key).holds_fork(held)) dangling.push_back(std::move(held.drop));
         }
     }
+    return dangling;
 }
 
-std::size_t engine::restore_checkpoints(const log::checkpoint_files& files) {
-    const auto newest = files.newest();
-    for (const auto& [id, entry] : newest) {
-        if (id >= _groups.size()) {
-            throw std::runtime_error("checkpoint " + entry.path.string() + " names group " +
-                                     std::to_string(id) + " beyond --groups");
-        }
-        std::ifstream in(entry.path, std::ios::binary);
-        const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-        std::uint32_t group_id = 0;
-        std::uint64_t index = 0;
-        auto state = state::group_state::restore_checkpoint(bytes, group_id, index);
-        if (!state || group_id != id || index != entry.index) {
-            throw std::runtime_error("checkpoint " + entry.path.string() + " is damaged" +
-                                     (state ? std::string() : ": " + state.err().message));
-        }
-        _groups[id]->restore(std::move(*state), index);
+void engine::restore(std::size_t group, state::group_state state, std::uint64_t index,
+                     std::uint64_t term) {
+    if (group >= _groups.size()) {
+        throw std::runtime_error("a checkpoint names group " + std::to_string(group) +
+                                 " beyond --groups");
     }
-    return newest.size();
+    _groups[group]->restore(std::move(state), index, term);
 }
 
-std::uint64_t engine::checkpoint_index(std::size_t group) const {
-    return _groups[group]->checkpoint_index();
+std::uint64_t engine::applied_index(std::size_t group) const {
+    return _groups[group]->applied_index();
 }
 
-void engine::release_checkpointed() {
-    for (auto& g : _groups) {
-        if (g->checkpoint_index() > 0) {
-            asio::post(g->strand(), [g = g.get()] { g->release_log(); });
-        }
-    }
+std::uint64_t engine::applied_term(std::size_t group) const {
+    return _groups[group]->applied_term();
 }
 
 std::unordered_set<std::string> engine::referenced_object_keys() const {
@@ -185,13 +174,14 @@ std::unordered_set<std::string> engine::referenced_object_keys() const {
     return keys;
 }
 
-bool engine::replay(std::size_t group, std::uint64_t index, std::string_view record) {
+void engine::replay(std::size_t group, std::uint64_t index, std::uint64_t term,
+                    std::string_view bytes) {
     if (group >= _groups.size()) {
         throw std::runtime_error("the log holds group " + std::to_string(group) +
                                  " but the node runs " + std::to_string(_groups.size()) +
                                  " groups: start it with the --groups it was created with");
     }
-    return _groups[group]->replay(index, record);
+    _groups[group]->replay(index, term, bytes);
 }
 
 void engine::attach_logs(const log_factory& make_log) {
@@ -203,10 +193,13 @@ void engine::attach_logs(const log_factory& make_log) {
 engine::~engine() = default;
 
 void engine::start() {
-    drop_dangling_fork_references();  // before any strand runs: nothing else reads the states
+    // The check runs before any strand does (nothing else reads the states);
+    // its drops are proposed once each group's log has started, behind it.
+    std::vector<state::drop_fork_ref> dangling = dangling_fork_references();
     for (auto& g : _groups) {
         asio::post(g->strand(), [g = g.get()] { g->start(); });
     }
+    for (auto& drop : dangling) forward(std::move(drop));
     if (_uploads) _uploads->start();
 }
 

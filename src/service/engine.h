@@ -11,7 +11,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 
-#include "log/command_log.h"
+#include "log/group_log.h"
+#include "runtime/clock.h"
+#include "runtime/random.h"
 #include "service/cold_tier.h"
 #include "service/group.h"
 #include "service/stream_service.h"
@@ -20,36 +22,41 @@ namespace dstream::service {
 
 class snapshot_uploads;
 
-// Makes the command log of group `index` on its strand.
-using log_factory = std::function<std::unique_ptr<log::command_log>(
-    std::size_t index, boost::asio::any_io_executor strand)>;
+// Makes the replicated log of group `index`, which runs on `strand`.
+using log_factory = std::function<std::unique_ptr<log::group_log>(std::size_t index,
+                                                                  const group_strand& strand)>;
 
-// Start-up order: construct, replay() every recovered record, attach_logs(),
-// start(); then serve.
+// Start-up order: construct, restore() and replay() what recovery found,
+// attach_logs(), start(); then serve.
 class engine final : public stream_service {
 public:
     engine(boost::asio::io_context& io, std::size_t group_count, const cold_tier& cold,
-           const checkpointing& checkpoints);
+           const checkpointing& checkpoints, const runtime::clock& clock = runtime::system_clock(),
+           runtime::random_source& random = runtime::system_random());
     ~engine() override;
 
     std::size_t group_count() const { return _groups.size(); }
-    // Loads each group's newest checkpoint (before replay; throws on damage);
-    // returns how many it loaded.
-    std::size_t restore_checkpoints(const log::checkpoint_files& files);
-    // Applies a recovered log record to its group (before start(), one
-    // thread); false when the group's checkpoint already holds it.
-    bool replay(std::size_t group, std::uint64_t index, std::string_view record);
-    // The index the group's loaded checkpoint covers (0: none).
-    std::uint64_t checkpoint_index(std::size_t group) const;
-    // Lets each group's log drop what its checkpoint covers.
-    void release_checkpointed();
+    // Before start(), on one thread: a group's checkpoint (as of `index` of
+    // `term`), then the commands recovery replays after it.
+    void restore(std::size_t group, state::group_state state, std::uint64_t index,
+                 std::uint64_t term);
+    void replay(std::size_t group, std::uint64_t index, std::uint64_t term,
+                std::string_view bytes);
+    // The last index and its term a group applied at recovery.
+    std::uint64_t applied_index(std::size_t group) const;
+    std::uint64_t applied_term(std::size_t group) const;
     void attach_logs(const log_factory& make_log);
-    // Draws each new group's history id and starts its timers.
+    // Starts each group's log and timers.
     void start();
     // The cold objects the state references (for the orphan sweep at start).
     std::unordered_set<std::string> referenced_object_keys() const;
     // Removes staged snapshot parts past their grace (blocking; at start).
     void sweep_staged_parts();
+    // Each group's log, for the metrics and the stop (on its strand).
+    template <typename Visit>
+    void for_each_log(Visit visit) {
+        for (auto& g : _groups) visit(g->id(), g->strand(), *g->log());
+    }
 
     boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;
     boost::asio::awaitable<state::apply_result> create_fork(state::create_stream& create,
@@ -104,9 +111,10 @@ private:
     // The fork point `sub_offset` messages (JSON) or bytes past `offset`.
     boost::asio::awaitable<result<std::uint64_t>> resolve_sub_offset(
         const fork_request& fork, const fork_source_view& source);
-    // Drops every fork reference whose fork does not exist (a crash between
-    // the reference and the fork's creation or removal); before serving.
-    void drop_dangling_fork_references();
+    // Every fork reference whose fork does not exist (a crash between the
+    // reference and the fork's creation or removal): their drops, proposed
+    // at start.
+    std::vector<state::drop_fork_ref> dangling_fork_references();
 
     // The stream a parts request addresses, as of now: 404 and 412 refusals,
     // its incarnation and latest snapshot.
@@ -118,6 +126,7 @@ private:
     std::optional<state::apply_result> answer_before_copy(const parts_commit& commit,
                                                           const stream_view& target);
 
+    runtime::random_source& _random;
     runtime::fanout_lanes _lanes;  // before the groups, which use them
     std::vector<std::unique_ptr<group>> _groups;
     std::atomic<bool> _live_reads_ended{false};

@@ -2,7 +2,6 @@
 // against the source, has the source's group reference the fork, then
 // creates the fork in its own group. Each step is a message to one group, so
 // a source and its fork may live in different groups (or, later, nodes).
-#include <random>
 
 #include "protocol/content_type.h"
 #include "runtime/await_callback.h"
@@ -22,10 +21,9 @@ state::apply_result refusal(error e) {
 
 // Names one creation request's reference; unique, so that a failed request
 // drops only its own.
-std::uint64_t draw_reference() {
-    thread_local std::mt19937_64 random{std::random_device{}()};
+std::uint64_t draw_reference(runtime::random_source& random) {
     std::uint64_t id = 0;
-    while (id == 0) id = random();
+    while (id == 0) id = random.next();
     return id;
 }
 
@@ -102,7 +100,7 @@ asio::awaitable<state::apply_result> engine::create_fork(state::create_stream& c
     // Expires-At); one with its own keeps it, shorter or longer.
     if (!create.expiry.ttl_seconds && !create.expiry.expires_at) create.expiry = source->expiry;
 
-    const state::fork_origin origin{fork.source_key, source->incarnation, point, draw_reference()};
+    const state::fork_origin origin{fork.source_key, source->incarnation, point, draw_reference(_random)};
     state::command_body reference = state::add_fork_ref{
         origin.source_key, origin.source_incarnation, point, create.key, origin.reference};
     const state::apply_result held = co_await write(reference);

@@ -1,6 +1,7 @@
 #include "service/live_readers.h"
 
 #include <optional>
+#include <utility>
 
 #include "service/service_metrics.h"
 
@@ -160,6 +161,13 @@ void live_readers::stop() {
     _stopped = true;
     while (!_watches.empty()) wake_watches(_watches.begin()->first);
     while (!_followers.empty()) offer_followers(_followers.begin()->first);
+}
+
+void live_readers::reset() {
+    const bool stopped = std::exchange(_stopped, true);
+    while (!_watches.empty()) wake_watches(_watches.begin()->first);
+    while (!_followers.empty()) offer_followers(_followers.begin()->first);
+    _stopped = stopped;
 }
 
 }  // namespace dstream::service

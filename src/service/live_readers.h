@@ -53,6 +53,9 @@ public:
     void changed(const std::string& key);
     // Shutdown: every reader is woken empty-handed, and later ones refused.
     void stop();
+    // Every stream may have changed (a leader's snapshot replaced the
+    // state): every reader is woken empty-handed and reads for itself.
+    void reset();
     bool stopped() const { return _stopped; }
 
 private:

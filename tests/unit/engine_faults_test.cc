@@ -21,7 +21,7 @@
 #include "cli/recovery.h"
 #include "edge/write_answer.h"
 #include "faulty_file_io.h"
-#include "log/wal_group_log.h"
+#include "cli/node_logs.h"
 #include "protocol/digest.h"
 #include "run_to_end.h"
 #include "service/engine.h"
@@ -55,15 +55,13 @@ public:
     node(const fs::path& dir, file_io& io, const node_options& options)
         : _store(dir / "objects", io),
           _checkpoints(dir / "checkpoints", io),
-          _engine(_io, 2, cold(options), checkpointing{&_checkpoints, options.checkpoint_bytes}),
+          _engine(_io, 2, cold(options), checkpointing{true, options.checkpoint_bytes}),
           _wal(log::wal_options{dir / "wal", options.segment_bytes, 4}, io) {
-        const std::vector<std::uint64_t> last = cli::recover(_engine, _checkpoints, _wal);
-        _engine.attach_logs([&](std::size_t i, asio::any_io_executor strand) {
-            return std::make_unique<log::wal_group_log>(_wal, static_cast<std::uint32_t>(i),
-                                                        std::move(strand), last[i]);
-        });
+        std::vector<cli::recovered_log> recovered =
+            cli::recover(_engine, _checkpoints, _wal, cli::single_node_voters);
+        _engine.attach_logs(cli::wal_logs(_wal, _checkpoints, _pool.get_executor(), recovered));
         _wal.start();
-        _engine.release_checkpointed();
+        cli::release_checkpointed(_wal, recovered);
         _engine.start();
         settle(std::chrono::milliseconds(20));  // the groups' first records
     }

@@ -14,7 +14,7 @@
 
 #include "base/stable_hash.h"
 #include "log/checkpoint_files.h"
-#include "log/memory_log.h"
+#include "cli/node_logs.h"
 #include "run_to_end.h"
 #include "service/engine.h"
 
@@ -48,9 +48,7 @@ struct read_answer {
 class Forks : public ::testing::Test {
 protected:
     Forks() : streams(io, group_count, cold_tier{}, checkpointing{}) {
-        streams.attach_logs([](std::size_t, asio::any_io_executor strand) {
-            return std::make_unique<log::memory_log>(std::move(strand));
-        });
+        streams.attach_logs(cli::memory_logs(io.get_executor()));
         streams.start();
     }
 
@@ -303,11 +301,13 @@ TEST(ForkCheckpoint, ForksAndRetiredStreamsRoundTrip) {
                      ("dstream-fork-ckpt-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     log::checkpoint_files files(dir);
-    ASSERT_TRUE(files.write(3, index, g.capture_checkpoint(3, index)).ok());
+    ASSERT_TRUE(files.write(3, index, "log header", g.capture_checkpoint(3, index)).ok());
     const auto newest = files.newest();
     ASSERT_EQ(newest.count(3), 1u);
-    std::ifstream in(newest.at(3).path, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    auto loaded = files.load(newest.at(3));
+    ASSERT_TRUE(loaded.ok());
+    EXPECT_EQ(loaded->header, "log header");
+    const std::string bytes = loaded->image;
     std::uint32_t group = 0;
     std::uint64_t restored_index = 0;
     auto restored = state::group_state::restore_checkpoint(bytes, group, restored_index);

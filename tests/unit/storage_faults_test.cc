@@ -55,8 +55,10 @@ std::uint64_t newest_loadable(const log::checkpoint_files& files) {
     }
     std::uint32_t group = 0;
     std::uint64_t index = 0;
-    const auto restored =
-        state::group_state::restore_checkpoint(contents(it->second.path), group, index);
+    const auto loaded = files.load(it->second);
+    EXPECT_TRUE(loaded) << it->second.path;
+    if (!loaded) return 0;
+    const auto restored = state::group_state::restore_checkpoint(loaded->image, group, index);
     EXPECT_TRUE(restored) << it->second.path;
     EXPECT_EQ(index, it->second.index);
     return it->second.index;
@@ -77,10 +79,10 @@ TEST(CheckpointFaults, AFailedCheckpointLeavesThePreviousOneUsable) {
         temp_dir dir{"dstream-ckpt-faults"};
         faulty_file_io io{dir.path()};
         log::checkpoint_files files(dir.path() / "checkpoints", io);
-        ASSERT_TRUE(files.write(1, 10, state.capture_checkpoint(1, 10)));
+        ASSERT_TRUE(files.write(1, 10, {}, state.capture_checkpoint(1, 10)));
 
         io.inject(c.op, c.path_part, c.f);
-        const status failed = files.write(1, 20, state.capture_checkpoint(1, 20));
+        const status failed = files.write(1, 20, {}, state.capture_checkpoint(1, 20));
         ASSERT_FALSE(failed);
         EXPECT_EQ(failed.err().code, error_code::internal);
         EXPECT_EQ(io.fired(), 1);
@@ -89,7 +91,7 @@ TEST(CheckpointFaults, AFailedCheckpointLeavesThePreviousOneUsable) {
         // is whole: taking it is as good as taking the previous one.
         EXPECT_EQ(newest_loadable(files), c.op == file_op::sync_dir ? 20u : 10u);
 
-        ASSERT_TRUE(files.write(1, 30, state.capture_checkpoint(1, 30))) << "the fault cleared";
+        ASSERT_TRUE(files.write(1, 30, {}, state.capture_checkpoint(1, 30))) << "the fault cleared";
         io.crash();
         EXPECT_EQ(newest_loadable(log::checkpoint_files(dir.path() / "checkpoints")), 30u);
     }
@@ -102,9 +104,9 @@ TEST(CheckpointFaults, ACrashAfterAFailedCheckpointKeepsThePreviousOne) {
     temp_dir dir{"dstream-ckpt-faults"};
     faulty_file_io io{dir.path()};
     log::checkpoint_files files(dir.path() / "checkpoints", io);
-    ASSERT_TRUE(files.write(1, 10, state.capture_checkpoint(1, 10)));
+    ASSERT_TRUE(files.write(1, 10, {}, state.capture_checkpoint(1, 10)));
     io.inject(file_op::sync_dir, "/checkpoints", fault::fail(EIO));
-    ASSERT_FALSE(files.write(1, 20, state.capture_checkpoint(1, 20)));
+    ASSERT_FALSE(files.write(1, 20, {}, state.capture_checkpoint(1, 20)));
     io.crash();
     EXPECT_EQ(newest_loadable(log::checkpoint_files(dir.path() / "checkpoints")), 10u);
     EXPECT_EQ(temporary_files(dir.path()), 0u);

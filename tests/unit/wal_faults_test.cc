@@ -62,7 +62,7 @@ std::string payload(std::uint64_t index) {
 std::vector<std::uint64_t> recovered(const fs::path& dir, wal_recovery* info = nullptr) {
     node_wal wal({dir});
     std::vector<std::uint64_t> indices;
-    const wal_recovery r = wal.recover([&](std::uint32_t, std::uint64_t i, std::string_view p) {
+    const wal_recovery r = wal.recover([&](std::uint32_t, std::uint64_t i, std::string_view p, log::wal_payloads) {
         EXPECT_EQ(p, payload(i));
         indices.push_back(i);
     });
@@ -150,7 +150,7 @@ struct faulty_wal {
               std::chrono::microseconds flush_stagger = std::chrono::milliseconds(1),
               bool preallocate = false) {
         wal.emplace(wal_options{wal_dir(), segment_bytes, 4, flush_stagger, preallocate}, io);
-        (void)wal->recover([](std::uint32_t, std::uint64_t, std::string_view) {});
+        (void)wal->recover([](std::uint32_t, std::uint64_t, std::string_view, log::wal_payloads) {});
         wal->start();
     }
     // Waits until the next segment is prepared (a flushed file of `bytes`).
@@ -166,7 +166,7 @@ struct faulty_wal {
     }
     // Submits `index` alone in its batch and waits for its outcome.
     std::optional<error_code> write(std::uint64_t index) {
-        wal->submit(0, index, payload(index), &sink);
+        wal->submit(0, index, payload(index), &sink, index);
         return sink.wait(index);
     }
     // Stops the WAL, loses what was not durable, and recovers on healthy calls.
@@ -189,7 +189,7 @@ protected:
     void hold_flush_of_record_2(flush_gate& gate) {
         ASSERT_EQ(write(1), std::nullopt);
         gate.hold();
-        wal->submit(0, 2, payload(2), &sink);
+        wal->submit(0, 2, payload(2), &sink, 2);
         ASSERT_TRUE(gate.wait_arrivals(1));
     }
     // Records 2 and 3 are submitted and held at `gate`, 2's flush first in
@@ -276,7 +276,7 @@ TEST_F(WalFaults, AFlushBesideAFailedOneDoesNotAcknowledgeWhatItLost) {
     flush_gate gate(io);
     open();
     ASSERT_NO_FATAL_FAILURE(hold_flush_of_record_2(gate));
-    wal->submit(0, 3, payload(3), &sink);
+    wal->submit(0, 3, payload(3), &sink, 3);
     ASSERT_TRUE(gate.wait_arrivals(2));
     fail_first_held_flush(gate, std::chrono::milliseconds(0));
 }
@@ -288,7 +288,7 @@ TEST_F(WalFaults, ABatchWrittenWhileAFlushFailsIsRefusedWithIt) {
     open();
     ASSERT_NO_FATAL_FAILURE(hold_flush_of_record_2(gate));
     gate.hold(file_op::write);
-    wal->submit(0, 3, payload(3), &sink);
+    wal->submit(0, 3, payload(3), &sink, 3);
     ASSERT_TRUE(gate.wait_arrivals(1, file_op::write));
     // The pause: most likely the failed flush's thread then waits to cut
     // the log back while record 3's write is held.
@@ -307,9 +307,9 @@ TEST_F(WalFaults, ASegmentSwitchWaitsForTheFlushInFlight) {
         w.open(340);
         ASSERT_EQ(w.write(1), std::nullopt);
         gate.hold();
-        w.wal->submit(0, 2, payload(2), &w.sink);
+        w.wal->submit(0, 2, payload(2), &w.sink, 2);
         ASSERT_TRUE(gate.wait_arrivals(1));
-        w.wal->submit(0, 3, payload(3), &w.sink);
+        w.wal->submit(0, 3, payload(3), &w.sink, 3);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         const auto segments = [&] {
             return std::distance(fs::directory_iterator(w.wal_dir()), fs::directory_iterator());
@@ -333,7 +333,7 @@ TEST_F(WalFaults, RecordsBehindAYoungFlushWaitForItsThread) {
     flush_gate gate(io);
     open(32u << 20, std::chrono::seconds(30));
     ASSERT_NO_FATAL_FAILURE(hold_flush_of_record_2(gate));
-    wal->submit(0, 3, payload(3), &sink);
+    wal->submit(0, 3, payload(3), &sink, 3);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_EQ(gate.arrivals(), 1) << "no second flush beside a young one";
     gate.release(1);
@@ -353,7 +353,7 @@ TEST_F(WalFaults, AFlushOlderThanTheStaggerGetsAnotherBesideIt) {
     open(32u << 20, std::chrono::milliseconds(100));
     ASSERT_NO_FATAL_FAILURE(hold_flush_of_record_2(gate));
     const auto held = std::chrono::steady_clock::now();
-    wal->submit(0, 3, payload(3), &sink);
+    wal->submit(0, 3, payload(3), &sink, 3);
     ASSERT_TRUE(gate.wait_arrivals(2)) << "a second flush while the first is held";
     EXPECT_GE(std::chrono::steady_clock::now() - held, std::chrono::milliseconds(90));
     gate.open();
@@ -368,7 +368,7 @@ TEST_F(WalFaults, ATornTailLeftByAPowerCutIsCutOnReopen) {
     ASSERT_EQ(write(1), std::nullopt);
     ASSERT_EQ(write(2), std::nullopt);
     gate.hold();
-    wal->submit(0, 3, payload(3), &sink);
+    wal->submit(0, 3, payload(3), &sink, 3);
     ASSERT_TRUE(gate.wait_arrivals(1));
     // Record 3 is written, not flushed: the cut keeps its batch's watermark,
     // its header and 5 bytes.
@@ -451,7 +451,7 @@ TEST_F(WalFaults, ATornTailInAPreparedSegmentIsCutOnReopen) {
     const fs::path second = wal_dir() / "00000000000000000008.wal";
     ASSERT_EQ(fs::file_size(second), segment_bytes) << "record 8 began the prepared segment";
     gate.hold();
-    wal->submit(0, 9, payload(9), &sink);
+    wal->submit(0, 9, payload(9), &sink, 9);
     ASSERT_TRUE(gate.wait_arrivals(1));
     io.power_cut(".wal", 2 * wal_record_header_bytes + 5);
     gate.open();

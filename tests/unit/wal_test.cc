@@ -61,7 +61,7 @@ struct seen_record {
 
 std::vector<seen_record> recover_all(node_wal& wal, wal_recovery* info = nullptr) {
     std::vector<seen_record> seen;
-    auto r = wal.recover([&](std::uint32_t g, std::uint64_t i, std::string_view p) {
+    auto r = wal.recover([&](std::uint32_t g, std::uint64_t i, std::string_view p, log::wal_payloads) {
         seen.push_back({g, i, std::string(p)});
     });
     if (info) *info = r;
@@ -76,7 +76,7 @@ void write_records(const fs::path& dir, std::uint32_t group, int count,
     recording_sink sink;
     for (int i = 1; i <= count; ++i) {
         wal.submit(group, static_cast<std::uint64_t>(i),
-                   "payload-" + std::to_string(i) + std::string(100, 'x'), &sink);
+                   "payload-" + std::to_string(i) + std::string(100, 'x'), &sink, static_cast<std::uint64_t>(i));
     }
     ASSERT_TRUE(sink.wait_for(static_cast<std::uint64_t>(count)));
     wal.stop();
@@ -146,7 +146,7 @@ TEST(NodeWal, ConcurrentFlushesAnswerEachSinkInOrder) {
                     wal.submit(static_cast<std::uint32_t>(g), static_cast<std::uint64_t>(i),
                                std::string(static_cast<std::size_t>(50 + (i * 37) % 700),
                                            static_cast<char>('a' + g)),
-                               &sinks[static_cast<std::size_t>(g)]);
+                               &sinks[static_cast<std::size_t>(g)], static_cast<std::uint64_t>(i));
                     if (i % 50 == 0) {
                         // Keep some records answered before more are queued: many batches.
                         auto& sink = sinks[static_cast<std::size_t>(g)];
@@ -261,7 +261,8 @@ TEST(NodeWal, PreparedSegmentsHoldTheRecordsWithinTheirSize) {
         wal.start();
         recording_sink sink;
         for (int i = 0; i < 120; ++i) {
-            wal.submit(5, ++index, "payload-" + std::string(100, 'x'), &sink);
+            ++index;
+            wal.submit(5, index, "payload-" + std::string(100, 'x'), &sink, index);
             ASSERT_TRUE(sink.wait_for(index));
         }
         wal.stop();
@@ -293,7 +294,7 @@ TEST(NodeWal, ZerosAfterTheLastRecordAreRoomNotDamage) {
         EXPECT_FALSE(info.torn_tail_cut);
         wal.start();
         recording_sink sink;
-        wal.submit(1, 11, "payload-11", &sink);
+        wal.submit(1, 11, "payload-11", &sink, 11);
         ASSERT_TRUE(sink.wait_for(11));
         wal.stop();
     }
@@ -374,7 +375,7 @@ TEST(NodeWal, AnEmptySegmentAFailedSwitchLeftIsRemoved) {
         EXPECT_FALSE(fs::exists(leftover));
         wal.start();
         recording_sink sink;
-        wal.submit(3, 1, "after", &sink);
+        wal.submit(3, 1, "after", &sink, 1);
         ASSERT_TRUE(sink.wait_for(1));
         wal.stop();
         node_wal again({dir.path, 1024});
@@ -466,9 +467,9 @@ TEST(NodeWal, DeletesSegmentsOnceCheckpointsCoverThem) {
     recording_sink a;
     recording_sink b;
     for (std::uint64_t i = 1; i <= 40; ++i) {
-        wal.submit(0, i, std::string(200, 'a'), &a);
+        wal.submit(0, i, std::string(200, 'a'), &a, i);
         ASSERT_TRUE(a.wait_for(i));
-        wal.submit(1, i, std::string(200, 'b'), &b);
+        wal.submit(1, i, std::string(200, 'b'), &b, i);
         ASSERT_TRUE(b.wait_for(i));
     }
     const auto count = [&] {
@@ -487,7 +488,7 @@ TEST(NodeWal, DeletesSegmentsOnceCheckpointsCoverThem) {
     node_wal again({dir.path, 1024});
     std::uint64_t previous = 0;
     bool saw_21 = false;
-    again.recover([&](std::uint32_t g, std::uint64_t i, std::string_view) {
+    again.recover([&](std::uint32_t g, std::uint64_t i, std::string_view, log::wal_payloads) {
         if (g != 1) return;
         EXPECT_GT(i, previous);
         previous = i;

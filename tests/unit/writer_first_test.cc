@@ -12,7 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
-#include "log/memory_log.h"
+#include "cli/node_logs.h"
 #include "run_to_end.h"
 #include "service/engine.h"
 #include "service/live_subscription.h"
@@ -27,9 +27,7 @@ using namespace std::chrono_literals;
 class WriterFirst : public ::testing::Test {
 protected:
     WriterFirst() : streams(io, 1, cold_tier{}, checkpointing{}) {
-        streams.attach_logs([](std::size_t, asio::any_io_executor strand) {
-            return std::make_unique<log::memory_log>(std::move(strand));
-        });
+        streams.attach_logs(cli::memory_logs(io.get_executor()));
         streams.start();
         state::create_stream c;
         c.key = key;

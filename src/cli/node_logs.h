@@ -1,0 +1,33 @@
+#pragma once
+// The logs of a single node's groups: every group a one-voter Raft log
+// (src/replication), on the node's WAL and checkpoints, or in memory with
+// --memory. The composition `dstream serve` makes, and the tests that start
+// a node in-process.
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "cli/recovery.h"
+#include "log/checkpoint_files.h"
+#include "log/node_wal.h"
+#include "replication/raft_replica.h"
+#include "service/engine.h"
+
+namespace dstream::cli {
+
+// This node (id 1) as the only voter of every group.
+replication::raft_options single_node_raft();
+// The voters of a single node's groups.
+std::vector<std::uint64_t> single_node_voters(std::uint32_t group);
+
+// `recovered` (from recover()) is consumed: each group's log starts from it.
+// The logs post blocking snapshot writes to `io`.
+service::log_factory wal_logs(log::node_wal& wal, log::checkpoint_files& checkpoints,
+                              boost::asio::any_io_executor io,
+                              std::vector<recovered_log>& recovered);
+service::log_factory memory_logs(boost::asio::any_io_executor io);
+
+// After the WAL started: drops what each group's checkpoint covers.
+void release_checkpointed(log::node_wal& wal, const std::vector<recovered_log>& recovered);
+
+}  // namespace dstream::cli

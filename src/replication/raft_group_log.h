@@ -1,0 +1,85 @@
+#pragma once
+// A group's replicated log in the server: a raft_replica driven on the
+// group's strand, with one timer for its timeouts, its disk (group_disk:
+// the node's WAL, or memory) and a transport to its peers. It implements the
+// seam the group sees (log/group_log.h).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "log/group_log.h"
+#include "replication/group_disk.h"
+#include "replication/raft_metrics.h"
+#include "replication/raft_replica.h"
+#include "runtime/clock.h"
+
+namespace dstream::replication {
+
+// A transport for a node that has no peers (every group has one voter):
+// nothing is ever sent.
+class no_peers final : public raft_transport {
+public:
+    void send(std::uint64_t to, std::string_view bytes) override;
+};
+
+class raft_group_log final : public log::group_log, private raft_events {
+public:
+    struct setup {
+        std::uint32_t group = 0;
+        raft_options raft;
+        durable_state recovered;
+        boost::asio::any_io_executor strand;  // the group's
+        boost::asio::any_io_executor io;      // blocking snapshot writes
+        const runtime::clock* clock = nullptr;
+    };
+    raft_group_log(setup s, std::unique_ptr<group_disk> disk, raft_transport& transport);
+    ~raft_group_log() override;
+
+    // log::group_log
+    void attach(log::log_listener& listener) override { _listener = &listener; }
+    void start() override;
+    log::proposal propose(std::string bytes) override;
+    void confirm_leadership(confirmed_handler done) override;
+    void save_snapshot(std::uint64_t index, std::uint64_t term, state::checkpoint_image image,
+                       saved_handler done) override;
+    log::leadership current() const override { return _replica.leadership(); }
+    void stop() override;
+
+    // A message of this group from a peer; on the strand.
+    void receive(std::string_view message);
+
+private:
+    // raft_events
+    void committed(std::uint64_t index, std::uint64_t term, const log_entry& entry) override;
+    void applied_through(std::uint64_t index) override;
+    void leadership_changed(const log::leadership& now) override;
+    void lost(std::uint64_t from_index) override;
+    void install(const snapshot_meta& meta, std::string_view image) override;
+
+    std::uint64_t now() const { return _clock.monotonic_ms(); }
+    // After every call into the replica: the timer, the metrics.
+    void settle();
+    void arm_timer();
+
+    std::uint32_t _group;
+    boost::asio::any_io_executor _strand;
+    boost::asio::any_io_executor _io;
+    const runtime::clock& _clock;
+    std::unique_ptr<group_disk> _disk;
+    raft_replica _replica;
+    durable_state _recovered;
+    log::log_listener* _listener = nullptr;
+    boost::asio::steady_timer _timer;
+    std::uint64_t _armed_for = 0;  // the timeout the timer waits for; 0: none
+    bool _stopped = false;
+    raft_metrics::group_slot& _metrics;
+    // Reads waiting for a leadership proof. The barrier in flight commits
+    // after each of them asked, so it proves the leadership for all of them.
+    std::vector<confirmed_handler> _confirming;
+    std::uint64_t _barrier = 0;  // in flight; 0: none
+};
+
+}  // namespace dstream::replication

@@ -1,0 +1,303 @@
+#include "service/group_leader.h"
+
+#include <algorithm>
+#include <memory>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "protocol/digest.h"
+#include "service/service_metrics.h"
+
+namespace dstream::service {
+namespace {
+
+using protocol::error_code;
+
+}  // namespace
+
+group_leader::group_leader(group_strand strand, group_replica& replica, group_reads& reads,
+                           inputs in)
+    : _strand(std::move(strand)),
+      _replica(replica),
+      _reads(reads),
+      _clock(in.clock),
+      _random(in.random),
+      _cold(in.cold),
+      _metrics(in.metrics) {}
+
+void group_leader::submit(state::command_body body, write_done done) {
+    bool post = false;
+    {
+        std::lock_guard lock(_submitted_mutex);
+        _submitted.push_back(submission{std::move(body), std::move(done)});
+        post = !std::exchange(_submitted_posted, true);
+    }
+    if (post) boost::asio::post(_strand, [this] { propose_submitted(); });
+}
+
+void group_leader::propose_submitted() {
+    {
+        std::lock_guard lock(_submitted_mutex);
+        std::swap(_submitted, _proposing);
+        _submitted_posted = false;
+    }
+    for (auto& s : _proposing) propose(std::move(s.body), std::move(s.done));
+    _proposing.clear();
+}
+
+error group_leader::not_leading() const {
+    return make_error(error_code::no_leader, "this node does not lead the stream's group");
+}
+
+void group_leader::answer(write_done& done, state::apply_result r) {
+    if (done) done(std::move(r));
+}
+
+void group_leader::refuse(write_done& done, const error& why) {
+    state::apply_result refused;
+    refused.refusal = why;
+    answer(done, std::move(refused));
+}
+
+void group_leader::propose(state::command_body body, write_done done) {
+    if (!_leadership.leads() || _log == nullptr) {
+        refuse(done, not_leading());
+        return;
+    }
+    auto* publish = std::get_if<state::publish_snapshot>(&body);
+    if (publish != nullptr && _cold.enabled() && publish->body.size() >= snapshot_inline_limit) {
+        // Two steps, like a chunk: the object first, then the command that
+        // references it; a crash between them leaves an orphan for the sweep.
+        const state::stream* s = _replica.state().find(publish->key);
+        publish->object_key =
+            snapshot_object_key(publish->key, s ? s->incarnation : 0, publish->offset,
+                                protocol::to_hex(publish->digest));
+        auto job = std::make_shared<std::pair<state::command_body, write_done>>(std::move(body),
+                                                                                std::move(done));
+        boost::asio::post(_cold.io, [this, job] {
+            auto& p = std::get<state::publish_snapshot>(job->first);
+            const status written = _cold.store->put(p.object_key, p.body);
+            boost::asio::post(_strand, [this, job, written] {
+                if (!written) {
+                    refuse(job->second, written.err());
+                    return;
+                }
+                std::get<state::publish_snapshot>(job->first).body.clear();
+                propose(std::move(job->first), std::move(job->second));
+            });
+        });
+        return;
+    }
+    const auto now = _clock.wall_ms();
+    if (const std::string* key = state::command_key(body)) _reads.live_stream(*key, now);
+    const log::proposal p = _log->propose(state::encode_command(state::command{now, std::move(body)}));
+    switch (p.what) {
+        case log::proposal::outcome::accepted:
+            _pending.push_back(pending_entry{p.index, p.term, std::move(done)});
+            return;
+        case log::proposal::outcome::refused:
+            refuse(done, p.refusal.value_or(not_leading()));
+            return;
+        case log::proposal::outcome::not_leader:
+            refuse(done, not_leading());
+            return;
+    }
+}
+
+void group_leader::applied(std::uint64_t index, std::uint64_t term,
+                           const group_replica::applied& applied) {
+    // Proposals at lower indexes were overwritten by entries that are no
+    // command (a new leader's barrier): never applied, and never will be.
+    while (!_pending.empty() && _pending.front().index < index) {
+        refuse(_pending.front().done, not_leading());
+        _pending.pop_front();
+    }
+    if (!_pending.empty() && _pending.front().index == index) {
+        pending_entry entry = std::move(_pending.front());
+        _pending.pop_front();
+        if (entry.term == term) {
+            answer(entry.done, applied.result);
+        } else {
+            // Another leader's entry holds the index: this proposal is gone.
+            refuse(entry.done, not_leading());
+        }
+    }
+    if (!_leadership.leads()) return;
+    const state::apply_result& r = applied.result;
+    if (!r.garbage_objects.empty()) remove_garbage(r.garbage_objects);
+    if (r.released && _forward) {
+        // Cross-group by message: the source's group drops the reference.
+        _forward(state::drop_fork_ref{r.released->source_key, r.released->source_incarnation,
+                                      r.released->reference});
+    }
+    if (applied.key.empty()) return;
+    const state::stream* s = _replica.state().find(applied.key);
+    if (s == nullptr) {
+        _expiring.erase(applied.key);
+        return;
+    }
+    if (r.wakes_readers) maybe_flush(applied.key, *s);
+}
+
+void group_leader::proposals_lost(std::uint64_t from_index, const error& why) {
+    // The queue is in index order; what was lost is its back.
+    reusable_queue<pending_entry> kept;
+    while (!_pending.empty()) {
+        pending_entry entry = std::move(_pending.front());
+        _pending.pop_front();
+        if (entry.index >= from_index) {
+            refuse(entry.done, why);
+        } else {
+            kept.push_back(std::move(entry));
+        }
+    }
+    std::swap(_pending, kept);
+}
+
+void group_leader::installed(std::uint64_t index) {
+    // The snapshot may or may not hold them (extensions 11.1: unknown).
+    while (!_pending.empty() && _pending.front().index <= index) {
+        refuse(_pending.front().done,
+               make_error(error_code::outcome_unknown,
+                          "the write's outcome is unknown: the group's leadership changed"));
+        _pending.pop_front();
+    }
+}
+
+void group_leader::leadership_changed(const log::leadership& now) {
+    const bool was_leader = _leadership.leads();
+    _leadership = now;
+    if (!now.leads()) {
+        // The jobs stop here; flushes in flight end as refused commands.
+        _expiring.clear();
+        return;
+    }
+    if (was_leader) return;
+    // A new group draws its history id once, as its first command.
+    if (_replica.state().history_id() == 0) {
+        std::uint64_t id = 0;
+        while (id == 0) id = _random.next();
+        propose(state::init_group{id}, {});
+    }
+    relieve_memory_pressure();
+}
+
+void group_leader::expire(const std::string& key, std::uint64_t incarnation) {
+    if (!_leadership.leads() || !_expiring.insert(key).second) return;
+    propose(state::expire_stream{key, incarnation}, {});
+}
+
+void group_leader::sweep() {
+    if (!_leadership.leads()) return;
+    for (const auto& [key, incarnation] : _reads.expired_streams(_clock.wall_ms())) {
+        expire(key, incarnation);
+    }
+    relieve_memory_pressure();
+}
+
+void group_leader::remove_garbage(const std::vector<std::string>& objects) {
+    if (!_cold.enabled()) return;
+    boost::asio::post(_cold.io, [cold = _cold, garbage = objects] {
+        for (const auto& object_key : garbage) {
+            cold.cache->erase(object_key);
+            (void)cold.store->remove(object_key);
+        }
+    });
+}
+
+void group_leader::maybe_flush(const std::string& key, const state::stream& s) {
+    if (!_cold.enabled() || _flushing.contains(key)) return;
+    const std::uint64_t grid_end = (s.cold_end() / _cold.chunk_bytes + 1) * _cold.chunk_bytes;
+    if (s.tail() >= grid_end) start_flush(key, s, grid_end);
+}
+
+void group_leader::relieve_memory_pressure() {
+    if (!_cold.enabled() || !_leadership.leads() ||
+        _replica.hot_bytes() <= _cold.group_hot_budget) {
+        return;
+    }
+    // Flush the largest hot tails whole until the group is back under half
+    // its budget (counting flushes already in flight as done).
+    std::vector<std::pair<std::uint64_t, const std::string*>> candidates;
+    std::uint64_t in_flight = 0;
+    _replica.state().for_each_stream([&](const std::string& key, const state::stream& s) {
+        if (_flushing.contains(key)) {
+            in_flight += s.hot_bytes_held();
+        } else if (s.hot_bytes_held() > 0) {
+            candidates.emplace_back(s.hot_bytes_held(), &key);
+        }
+    });
+    // Largest first; ties by key, so every leader picks alike.
+    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : *a.second < *b.second;
+    });
+    const std::uint64_t hot = _replica.hot_bytes();
+    std::uint64_t remaining = hot - std::min(hot, in_flight);
+    for (const auto& [held, key] : candidates) {
+        if (remaining <= _cold.group_hot_budget / 2) break;
+        const state::stream* s = _replica.state().find(*key);
+        start_flush(*key, *s, s->tail());
+        remaining -= held;
+    }
+}
+
+void group_leader::start_flush(const std::string& key, const state::stream& s,
+                               std::uint64_t end) {
+    const std::uint64_t start = s.cold_end();
+    std::vector<storage::byte_slice> slices;
+    s.bytes.read(start, end - start, slices);
+    _flushing.insert(key);
+    flush_chunk_job job{key,
+                        s.incarnation,
+                        start,
+                        end,
+                        chunk_object_key(key, s.incarnation, start, end),
+                        std::move(slices)};
+    boost::asio::post(_cold.io, [this, job = std::move(job)]() mutable {
+        std::string bytes;
+        bytes.reserve(job.end - job.start);
+        for (const auto& slice : job.slices) bytes.append(slice.data, slice.size);
+        job.slices.clear();
+        const status written = _cold.store->put(job.object_key, bytes);
+        boost::asio::post(_strand, [this, job = std::move(job), written]() mutable {
+            finish_flush(std::move(job), written);
+        });
+    });
+}
+
+void group_leader::finish_flush(flush_chunk_job job, const status& written) {
+    if (!written) {
+        _flushing.erase(job.key);
+        spdlog::error(
+            "chunk flush of a stream failed; its bytes stay in memory and the flush is retried");
+        return;
+    }
+    state::flush_chunk cmd{job.key, job.incarnation, job.start, job.end, job.object_key};
+    propose(std::move(cmd),
+            [this, key = job.key, object_key = job.object_key](state::apply_result r) {
+                if (!r.refusal) {
+                    _flushing.erase(key);
+                    return;
+                }
+                // The object is garbage: the stream changed under the flush (deleted,
+                // recreated), or the log refused the command (a full disk, a lost
+                // leadership). In the former cases the bytes are still to flush and the
+                // next flush writes the very same key: it waits until this removal is
+                // done, or the removal could take the object the log then references.
+                // A lost leadership keeps the object: the command may have applied
+                // (unknown), or another leader may flush the same range under the same
+                // key; the orphan sweep removes it if nothing references it.
+                if (r.refusal->code == error_code::outcome_unknown ||
+                    r.refusal->code == error_code::no_leader) {
+                    _flushing.erase(key);
+                    return;
+                }
+                boost::asio::post(_cold.io, [this, key, object_key] {
+                    (void)_cold.store->remove(object_key);
+                    boost::asio::post(_strand, [this, key] { _flushing.erase(key); });
+                });
+            });
+}
+
+}  // namespace dstream::service

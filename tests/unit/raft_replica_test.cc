@@ -1,0 +1,256 @@
+// One group's Raft replica (src/replication/raft_replica.h) as a single
+// node runs it: one voter, a disk the test controls, no peers. What the
+// server relies on: a proposal commits only once its entry is durable; the
+// term is written before anything depends on it; a failed write refuses
+// exactly the proposals it lost and the log goes on; a restart from what
+// was durable continues the log where it was; a sole voter keeps no entry it
+// has applied.
+#include "replication/raft_replica.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace dstream::replication {
+namespace {
+
+struct written_record {
+    std::uint64_t token = 0;
+    enum class kind { hard_state, entry, snapshot } what = kind::entry;
+    std::uint64_t index = 0;
+    std::uint64_t term = 0;
+    std::uint64_t vote = 0;
+    log_entry entry;
+};
+
+class test_disk final : public raft_storage {
+public:
+    void write_hard_state(std::uint64_t token, std::uint64_t term, std::uint64_t vote) override {
+        records.push_back({token, written_record::kind::hard_state, 0, term, vote, {}});
+    }
+    void write_entry(std::uint64_t token, std::uint64_t index, const log_entry& entry) override {
+        records.push_back({token, written_record::kind::entry, index, entry.term, 0, entry});
+    }
+    void write_snapshot(std::uint64_t token, const snapshot_meta& meta, std::string_view) override {
+        records.push_back({token, written_record::kind::snapshot, meta.index, meta.term, 0, {}});
+    }
+    std::optional<std::string> snapshot_image(std::uint64_t) override { return std::nullopt; }
+
+    std::uint64_t last_token() const { return records.empty() ? 0 : records.back().token; }
+    std::vector<written_record> records;
+};
+
+class no_network final : public raft_transport {
+public:
+    void send(std::uint64_t, std::string_view) override { ++sent; }
+    int sent = 0;
+};
+
+class applier final : public raft_events {
+public:
+    void committed(std::uint64_t index, std::uint64_t term, const log_entry& entry) override {
+        applied.push_back({index, term, entry.bytes});
+    }
+    void applied_through(std::uint64_t index) override { through = index; }
+    void leadership_changed(const log::leadership& now) override { leadership.push_back(now); }
+    void lost(std::uint64_t from_index) override { lost_from.push_back(from_index); }
+    void install(const snapshot_meta&, std::string_view) override { ++installs; }
+
+    struct applied_entry {
+        std::uint64_t index, term;
+        std::string bytes;
+    };
+    std::vector<applied_entry> applied;
+    std::uint64_t through = 0;
+    std::vector<log::leadership> leadership;
+    std::vector<std::uint64_t> lost_from;
+    int installs = 0;
+};
+
+class SoleVoter : public ::testing::Test {
+protected:
+    SoleVoter() { replica.start(now, {}); }
+
+    std::uint64_t propose(const std::string& bytes) {
+        const log::proposal p = replica.propose(now, bytes);
+        EXPECT_EQ(p.what, log::proposal::outcome::accepted);
+        return p.index;
+    }
+    // The disk says everything written so far is durable.
+    void durable() { replica.written(now, disk.last_token()); }
+
+    std::uint64_t now = 1000;
+    test_disk disk;
+    no_network network;
+    applier events;
+    raft_replica replica{raft_options{}, disk, network, events};
+};
+
+TEST_F(SoleVoter, BootstrapsAsLeaderOfTermOneWithItsConfigurationWritten) {
+    ASSERT_FALSE(events.leadership.empty());
+    EXPECT_TRUE(events.leadership.back().leads());
+    EXPECT_EQ(events.leadership.back().term, 1u);
+    EXPECT_EQ(events.leadership.back().leader, 1u);
+    // Term 1 and the configuration at index 1, in that order.
+    ASSERT_GE(disk.records.size(), 2u);
+    EXPECT_EQ(disk.records[0].what, written_record::kind::hard_state);
+    EXPECT_EQ(disk.records[0].term, 1u);
+    EXPECT_EQ(disk.records[1].what, written_record::kind::entry);
+    EXPECT_EQ(disk.records[1].index, 1u);
+    EXPECT_EQ(disk.records[1].entry.kind, entry_kind::configuration);
+}
+
+TEST_F(SoleVoter, AProposalCommitsOnlyOnceItsEntryIsDurable) {
+    durable();
+    const std::uint64_t index = propose("one");
+    EXPECT_EQ(index, 2u);
+    EXPECT_TRUE(events.applied.empty()) << "applied before its entry was durable";
+    ASSERT_EQ(disk.records.back().index, 2u);
+    EXPECT_EQ(disk.records.back().entry.bytes, "one");
+    durable();
+    ASSERT_EQ(events.applied.size(), 1u);
+    EXPECT_EQ(events.applied[0].index, 2u);
+    EXPECT_EQ(events.applied[0].term, 1u);
+    EXPECT_EQ(events.applied[0].bytes, "one");
+    EXPECT_EQ(events.through, 2u);
+    EXPECT_EQ(replica.commit_index(), 2u);
+}
+
+TEST_F(SoleVoter, ABatchOfProposalsCommitsWithOneReportInOrder) {
+    durable();
+    for (int i = 0; i < 50; ++i) propose("e" + std::to_string(i));
+    EXPECT_TRUE(events.applied.empty());
+    durable();
+    ASSERT_EQ(events.applied.size(), 50u);
+    for (std::size_t i = 0; i < 50; ++i) {
+        EXPECT_EQ(events.applied[i].index, i + 2);
+        EXPECT_EQ(events.applied[i].bytes, "e" + std::to_string(i));
+    }
+}
+
+TEST_F(SoleVoter, KeepsNoEntryItApplied) {
+    durable();
+    for (int i = 0; i < 100; ++i) propose(std::string(1000, 'x'));
+    EXPECT_EQ(replica.entries_kept(), 100u);
+    EXPECT_GE(replica.bytes_kept(), 100'000u);
+    durable();
+    EXPECT_EQ(replica.entries_kept(), 0u);
+    EXPECT_EQ(replica.bytes_kept(), 0u);
+}
+
+TEST_F(SoleVoter, AFailedWriteRefusesTheProposalsItLostAndTheLogGoesOn) {
+    durable();
+    propose("kept");
+    durable();
+    const std::uint64_t before = disk.last_token();
+    const std::uint64_t lost = propose("lost-1");
+    propose("lost-2");
+    // The write of "lost-1" (and every later one) did not persist.
+    replica.write_failed(now, before + 1);
+    ASSERT_EQ(events.lost_from.size(), 1u);
+    EXPECT_EQ(events.lost_from[0], lost);
+    EXPECT_TRUE(replica.leadership().leads());
+    // The index of the lost entries is taken again.
+    const std::uint64_t next = propose("after");
+    EXPECT_EQ(next, lost);
+    durable();
+    ASSERT_EQ(events.applied.size(), 2u);
+    EXPECT_EQ(events.applied[0].bytes, "kept");
+    EXPECT_EQ(events.applied[1].bytes, "after");
+    EXPECT_EQ(events.applied[1].index, lost);
+}
+
+TEST_F(SoleVoter, AFailureReportOfAWriteAlreadyGivenUpIsIgnored) {
+    durable();
+    propose("lost-1");
+    const std::uint64_t first_batch = disk.last_token();
+    propose("lost-2");
+    const std::uint64_t second_batch = disk.last_token();
+    replica.write_failed(now, first_batch);
+    ASSERT_EQ(events.lost_from.size(), 1u);
+    const std::size_t writes = disk.records.size();
+    // The WAL reports the failure of every batch after the first too: the
+    // restart gave that write up already.
+    replica.write_failed(now, second_batch);
+    EXPECT_EQ(events.lost_from.size(), 1u);
+    EXPECT_EQ(disk.records.size(), writes) << "no second restart";
+    propose("ok");
+    durable();
+    ASSERT_EQ(events.applied.size(), 1u);
+    EXPECT_EQ(events.applied[0].bytes, "ok");
+}
+
+TEST(SoleVoterRestart, StartsFromWhatWasAppliedAndContinuesTheLog) {
+    test_disk disk;
+    no_network network;
+    applier events;
+    durable_state state;
+    state.term = 3;
+    state.snapshot = snapshot_meta{41, 3, 1, {1}};
+    state.first_index = 42;
+    raft_replica replica(raft_options{}, disk, network, events);
+    replica.start(5, std::move(state));
+    ASSERT_TRUE(replica.leadership().leads());
+    EXPECT_EQ(replica.leadership().term, 3u);
+    EXPECT_EQ(replica.applied_index(), 41u);
+    const log::proposal p = replica.propose(5, "next");
+    ASSERT_EQ(p.what, log::proposal::outcome::accepted);
+    EXPECT_EQ(p.index, 42u);
+    EXPECT_EQ(p.term, 3u);
+    replica.written(5, disk.last_token());
+    ASSERT_EQ(events.applied.size(), 1u);
+    EXPECT_EQ(events.applied[0].index, 42u);
+}
+
+TEST(SoleVoterRestart, CommitsAndAppliesTheDurableEntriesItStartsWith) {
+    test_disk disk;
+    no_network network;
+    applier events;
+    durable_state state;
+    state.term = 1;
+    state.snapshot = snapshot_meta{5, 1, 1, {1}};
+    state.first_index = 6;
+    state.entries.push_back(log_entry{1, entry_kind::command, "six"});
+    state.entries.push_back(log_entry{1, entry_kind::command, "seven"});
+    raft_replica replica(raft_options{}, disk, network, events);
+    replica.start(5, std::move(state));
+    ASSERT_EQ(events.applied.size(), 2u);
+    EXPECT_EQ(events.applied[0].bytes, "six");
+    EXPECT_EQ(events.applied[1].index, 7u);
+}
+
+TEST(RaftReplicaPeers, MessagesWaitForTheHardStateBeforeThem) {
+    // A voter among three that times out campaigns: its RequestVote carries
+    // the new term, which must be durable before the message leaves.
+    test_disk disk;
+    no_network network;
+    applier events;
+    raft_options options;
+    options.voters = {1, 2, 3};
+    options.pre_vote = false;
+    raft_replica replica(options, disk, network, events);
+    replica.start(0, {});
+    replica.written(0, disk.last_token());
+    replica.tick(replica.next_timeout());
+    ASSERT_EQ(replica.leadership().what, log::role::candidate);
+    EXPECT_EQ(network.sent, 0) << "a vote request left before its term was durable";
+    replica.written(replica.next_timeout(), disk.last_token());
+    EXPECT_EQ(network.sent, 2);
+}
+
+TEST(RaftReplicaPeers, AProposalOnAFollowerIsRefusedAsNotLeader) {
+    test_disk disk;
+    no_network network;
+    applier events;
+    raft_options options;
+    options.voters = {1, 2, 3};
+    raft_replica replica(options, disk, network, events);
+    replica.start(0, {});
+    const log::proposal p = replica.propose(0, "x");
+    EXPECT_EQ(p.what, log::proposal::outcome::not_leader);
+    EXPECT_TRUE(disk.records.size() == 2u) << "nothing of the refused proposal is written";
+}
+
+}  // namespace
+}  // namespace dstream::replication
