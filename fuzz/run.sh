@@ -6,7 +6,8 @@
 #
 # New inputs the fuzzer finds go to WORK_DIR/corpus (the seeds in the repository
 # are only read); a crash is saved in WORK_DIR/artifacts and fails the run. A
-# missing binary exits 77, which ctest reports as skipped.
+# missing binary exits 77, which ctest reports as skipped; under CI (the
+# environment variable CI set) it fails the run instead.
 set -euo pipefail
 
 if [[ $# -ne 4 ]]; then
@@ -20,6 +21,10 @@ if [[ ! -x $binary ]]; then
         why="it is not built: run 'make fuzz-build' (cmake --preset fuzz && cmake --build --preset fuzz)"
     else
         why="clang++ is not installed (scripts/install-deps installs it), so the fuzz targets cannot be built"
+    fi
+    if [[ -n "${CI:-}" && ! "${CI,,}" =~ ^(0|false|no)$ ]]; then
+        echo "FAILED: $binary: $why; CI is set, so the fuzz targets must be built and run" >&2
+        exit 1
     fi
     echo "SKIPPED: $binary: $why"
     exit 77
