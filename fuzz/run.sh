@@ -37,10 +37,14 @@ export ASAN_OPTIONS="quarantine_size_mb=32:${ASAN_OPTIONS:-}"
 echo "fuzzing $(basename "$binary") for ${seconds} s; seeds in $seeds, new inputs in $work/corpus"
 # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a leak or an
 # allocation the input controls.
+# -error_exitcode=1: libFuzzer's default for a crash is 77, which ctest would
+# report as a skip (SKIP_RETURN_CODE 77), not as the failure it is.
 status=0
 "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -error_exitcode=1 -timeout_exitcode=1 \
     -artifact_prefix="$work/artifacts/" "$work/corpus" "$seeds" || status=$?
 if [[ $status -ne 0 ]]; then
     echo "FAILED: the input that broke it is in $work/artifacts/; add it to $seeds once fixed" >&2
+    [[ $status -eq 77 ]] && status=1  # never a skip
 fi
 exit $status
