@@ -27,14 +27,20 @@ run: build
 	exec build/dstream serve --listen $(LISTEN) --data-dir $(DATA_DIR)
 
 # ctest's summary is the last thing this target prints. The fuzz tests run
-# the fuzz tree's targets for a few seconds each (skipped without clang).
+# the fuzz tree's targets for a few seconds each (skipped without clang,
+# except under CI).
 test: build fuzz-build
 	@ctest --preset default
 
-# The libFuzzer targets need clang; without it their tests are skipped.
+# The libFuzzer targets need clang; without it their tests are skipped, and
+# under CI (the environment variable CI set, as in `CI=true bash .ci/run`)
+# the build fails instead.
 fuzz-build: deps
 	@if command -v clang++ >/dev/null 2>&1; then \
 	  cmake --preset fuzz && cmake --build --preset fuzz; \
+	elif [ -n "$$CI" ] && ! echo "$$CI" | grep -qiE '^(0|false|no)$$'; then \
+	  echo "clang++ not found, and CI is set: the fuzz targets must be built (scripts/install-deps installs clang)" >&2; \
+	  exit 1; \
 	else \
 	  echo "clang++ not found: the fuzz targets are not built and their tests are skipped"; \
 	fi

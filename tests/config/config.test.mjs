@@ -20,8 +20,14 @@ function environment(env = {}) {
     return { ...clean, ...env };
 }
 
+// Runs `dstream ARGS`; a command that does not exit within 20 s is killed and
+// fails the test, saying so.
 function run(args, env = {}) {
     const r = spawnSync(bin, args, { env: environment(env), encoding: 'utf8', timeout: 20_000 });
+    if (r.error) {
+        const why = r.error.code === 'ETIMEDOUT' ? 'did not exit within 20 s' : r.error.message;
+        assert.fail(`dstream ${args.join(' ')}: ${why}\n${r.stderr ?? ''}`);
+    }
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -2,7 +2,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from './lib/server.mjs';
-import { uniq, expectError } from './lib/http.mjs';
+import { uniq, expectError, snapshot } from './lib/http.mjs';
+import { parsePrometheus, value } from './lib/prometheus.mjs';
 
 let srv;
 before(async () => { srv = await startServer(); });
@@ -11,13 +12,38 @@ after(async () => { await srv?.stop(); });
 const put = (path, init = {}) => fetch(srv.url + path, { method: 'PUT', ...init });
 const head = (path) => fetch(srv.url + path, { method: 'HEAD' });
 
+// What a request could change on the node: its streams and their bytes.
+async function nodeState() {
+    const m = parsePrometheus(await (await fetch(`${srv.url}/__ursula/metrics`)).text());
+    const figures = {};
+    for (const name of ['dstream_streams', 'dstream_appends_total', 'dstream_appended_bytes_total', 'dstream_hot_bytes']) {
+        figures[name] = value(m, name);
+        assert.equal(typeof figures[name], 'number', `metric ${name}`);
+    }
+    return figures;
+}
+
 test('ext 1.2: PUT /{bucket_id} answers 201 for a valid bucket id and changes no state', async () => {
-    for (const id of ['abcd', 'a-b_', '0000', 'bucket_name-01', 'x'.repeat(64)]) {
+    // A stream in one of the buckets, and the node's figures, before.
+    const kept = `/bkt-state/${uniq('kept')}`;
+    assert.equal((await put(kept, { headers: { 'content-type': 'text/plain' }, body: 'kept bytes' })).status, 201);
+    const keptBefore = { ...(await snapshot(srv.url + kept)), incarnation: (await head(kept)).headers.get('stream-incarnation') };
+    const nodeBefore = await nodeState();
+    assert.ok(nodeBefore.dstream_streams >= 1, 'the metrics count the stream made above');
+    for (const id of ['abcd', 'a-b_', '0000', 'bucket_name-01', 'x'.repeat(64), 'bkt-state']) {
         const res = await put('/' + id);
         assert.equal(res.status, 201, `${id}: ${await res.text()}`);
         // Repeating it is fine: buckets are implicit.
         assert.equal((await put('/' + id)).status, 201);
+        // No stream at the bucket's own path, on either surface.
+        assert.notEqual((await head('/' + id)).status, 200, `HEAD /${id} finds no stream`);
+        assert.equal((await head(`/v1/stream/${id}`)).status, 404, `HEAD /v1/stream/${id} finds no stream`);
     }
+    // Nothing was created, written, closed or replaced.
+    assert.deepEqual(await nodeState(), nodeBefore, 'the node holds the same streams and bytes');
+    const keptAfter = { ...(await snapshot(srv.url + kept)), incarnation: (await head(kept)).headers.get('stream-incarnation') };
+    assert.deepEqual(keptAfter, keptBefore, 'the stream in the bucket is unchanged');
+    assert.equal(Buffer.from(keptAfter.body, 'base64').toString(), 'kept bytes');
 });
 
 test('ext 1.1: bucket id must match ^[a-z0-9_-]{4,64}$ (PUT /{bucket_id} -> 400 INVALID_BUCKET_ID)', async () => {

@@ -6,9 +6,12 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 import { answers } from '../../http/lib/server.mjs';
+import { within } from '../../http/lib/within.mjs';
 
 const START_TIMEOUT_MS = 60_000;
 const CLEAN_STOP_TIMEOUT_MS = 30_000;
+// A signalled process is gone by then (a SIGTERM escalates to SIGKILL sooner).
+const EXIT_TIMEOUT_MS = CLEAN_STOP_TIMEOUT_MS + 10_000;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -94,7 +97,7 @@ export class ServerProcess {
                             ` (a signal this test did not send, or a crash)\n${this.tail()}`);
         }
         this.child.kill(name);
-        const how = await this.exit;
+        const how = await within(this.exit, EXIT_TIMEOUT_MS, () => `the server to exit after ${name}\n${this.tail()}`);
         const expected = name === 'SIGKILL' ? how.signal === 'SIGKILL' : how.code === 0;
         if (!expected) {
             throw new Error(`server exit after ${name}: ${JSON.stringify(how)}\n${this.tail()}`);
