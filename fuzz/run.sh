@@ -9,7 +9,8 @@
 # run without a crash, those that reach code CORPUS_DIR does not are merged
 # into CORPUS_DIR (libFuzzer -set_cover_merge=1: a small set of them covering
 # as much; files named by their SHA-1), so the corpus in the repository grows
-# with every run: commit them. FUZZ_MERGE=0 leaves CORPUS_DIR alone.
+# with every `make fuzz`: commit them. FUZZ_MERGE=0 (the ctest runs of
+# `make test`) leaves CORPUS_DIR alone; WORK_DIR/corpus keeps the finds then.
 # A crash is saved in WORK_DIR/artifacts and fails the run. A missing binary
 # exits 77, which ctest reports as skipped; under CI (the environment
 # variable CI set) it fails the run instead.
