@@ -409,11 +409,16 @@ void group_state::drop_producer(
 }
 
 bool group_state::make_room_for_producer(stream& s, protocol::unix_ms now) {
-    // Drop the longest-idle producer, if it has been idle long enough.
+    // Drop the longest-idle producer, if it has been idle long enough. Among
+    // producers idle equally long the smallest id goes: the map's iteration
+    // order depends on its insertion history, which differs between a replica
+    // that applied every write and one restored from a checkpoint.
     auto oldest = s.producers.end();
     for (auto it = s.producers.begin(); it != s.producers.end(); ++it) {
         if (oldest == s.producers.end() ||
-            it->second.last_write_ms < oldest->second.last_write_ms) {
+            it->second.last_write_ms < oldest->second.last_write_ms ||
+            (it->second.last_write_ms == oldest->second.last_write_ms &&
+             it->first < oldest->first)) {
             oldest = it;
         }
     }
