@@ -55,12 +55,15 @@ void collect_objects(const stream& s, std::vector<std::string>& out) {
 
 // extensions 2.1: for a JSON stream, snapshot and retention offsets must be
 // message boundaries: the stream's first offset, or an offset after an LF.
-// A byte no longer in memory is judged by what the proposer read of it.
+// A byte below the cold frontier is judged by what the proposer read of it,
+// even when this replica still holds it in memory: which hot blocks a trim
+// keeps depends on the stream's block history (a restored checkpoint holds
+// its hot tail from the frontier on), and apply must not.
 std::optional<error> check_json_boundary(const stream& s, std::uint64_t offset,
                                          const std::optional<boundary_check>& read) {
     if (!s.json || offset == 0 || offset == s.retained) return std::nullopt;
     bool message_end = false;
-    if (offset - 1 >= s.bytes.begin_offset()) {
+    if (offset - 1 >= s.cold_end()) {
         message_end = s.bytes.byte_at(offset - 1) == '\n';
     } else if (read && read->incarnation == s.incarnation) {
         message_end = read->message_end;
