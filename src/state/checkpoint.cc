@@ -1,6 +1,9 @@
 // Checkpoints of a group's state machine (docs/disk-format.md): what a Raft
 // snapshot will be later. Metadata, producer state, references to cold
 // chunks and the hot tails; never the cold bytes.
+#include <algorithm>
+#include <utility>
+#include <vector>
 #include <zlib.h>
 
 #include "base/binary.h"
@@ -36,6 +39,22 @@ bool get_optional(binary_reader& r, std::optional<std::uint64_t>& v) {
     return true;
 }
 
+// The entries of a hash map in key order: the order of a checkpoint's
+// sections must be a function of the state alone, never of the map's
+// insertion history (which differs between a replica that applied every
+// command and one restored from a checkpoint).
+template <typename Map>
+std::vector<std::pair<std::string_view, const typename Map::mapped_type*>> in_key_order(
+    const Map& map) {
+    // Views and pointers side by side: the sort reads no map node.
+    std::vector<std::pair<std::string_view, const typename Map::mapped_type*>> out;
+    out.reserve(map.size());
+    for (const auto& [key, value] : map) out.emplace_back(key, &value);
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+}
+
 }  // namespace
 
 checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint64_t index) const {
@@ -46,7 +65,7 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
     head.put_u64(_history_id);
     head.put_u64(_streams.size() + _retired.size());
     image.pieces.push_back(own(std::string(checkpoint_magic) + std::move(head).take()));
-    const auto capture = [&](const std::string& key, const stream* s, bool retired) {
+    const auto capture = [&](std::string_view key, const stream* s, bool retired) {
         binary_writer w;
         w.put_string(key);
         w.put_u8(retired ? 1 : 0);
@@ -87,7 +106,8 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
         }
         put_optional(w, s->epoch_floor);
         w.put_u64(s->producers.size());
-        for (const auto& [id, p] : s->producers) {
+        for (const auto& [id, record] : in_key_order(s->producers)) {
+            const protocol::producer_record& p = *record;
             w.put_string(id);
             w.put_u64(p.epoch);
             w.put_u64(p.last_seq);
@@ -114,8 +134,8 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
         image.pieces.push_back(own(std::move(w).take()));
         s->bytes.read(hot_start, s->tail() - hot_start, image.pieces);
     };
-    for (const auto& [key, s] : _streams) capture(key, s.get(), false);
-    for (const auto& [key, s] : _retired) capture(key, s.get(), true);
+    for (const auto& [key, s] : in_key_order(_streams)) capture(key, s->get(), false);
+    for (const auto& [key, s] : in_key_order(_retired)) capture(key, s->get(), true);
     // The trailer's CRC is computed by the writer over every piece before it.
     return image;
 }
