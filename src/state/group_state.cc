@@ -158,15 +158,19 @@ stream* group_state::find_mutable(std::string_view key) {
 }
 
 apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
+    // Every command moves applied time, refused or not: it is part of the
+    // state, a function of the log alone.
+    _applied_now = std::max(_applied_now, cmd.now_ms);
+    const protocol::unix_ms now = _applied_now;
     return std::visit(
         [&](const auto& body) -> apply_result {
             using T = std::decay_t<decltype(body)>;
             if constexpr (std::is_same_v<T, init_group>) {
                 return apply_init(body);
             } else if constexpr (std::is_same_v<T, create_stream>) {
-                return apply_create(body, cmd.now_ms, log_index);
+                return apply_create(body, now, log_index);
             } else if constexpr (std::is_same_v<T, append>) {
-                return apply_append(body, cmd.now_ms);
+                return apply_append(body, now);
             } else if constexpr (std::is_same_v<T, delete_stream>) {
                 return apply_delete(body);
             } else if constexpr (std::is_same_v<T, expire_stream>) {
