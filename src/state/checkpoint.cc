@@ -1,6 +1,9 @@
 // Checkpoints of a group's state machine (docs/disk-format.md): what a Raft
 // snapshot will be later. Metadata, producer state, references to cold
 // chunks and the hot tails; never the cold bytes.
+#include <algorithm>
+#include <utility>
+#include <vector>
 #include <zlib.h>
 
 #include "base/binary.h"
@@ -10,9 +13,12 @@
 namespace dstream::state {
 namespace {
 
-// Version 2 added forks and retired streams; version 1 files still load.
+// Version 3 added the applied time and a canonical order (streams by key,
+// producers by id); version 2 added forks and retired streams. Version 1 and
+// 2 files still load.
 constexpr std::string_view checkpoint_magic_v1 = "DSTRCKP1";
-constexpr std::string_view checkpoint_magic = "DSTRCKP2";
+constexpr std::string_view checkpoint_magic_v2 = "DSTRCKP2";
+constexpr std::string_view checkpoint_magic = "DSTRCKP3";
 
 storage::byte_slice own(std::string bytes) {
     auto owned = std::make_shared<std::string>(std::move(bytes));
@@ -36,6 +42,31 @@ bool get_optional(binary_reader& r, std::optional<std::uint64_t>& v) {
     return true;
 }
 
+// The entries of a hash map in key order: the order of a checkpoint's
+// sections must be a function of the state alone, never of the map's
+// insertion history (which differs between a replica that applied every
+// command and one restored from a checkpoint).
+template <typename Map>
+std::vector<std::pair<std::string_view, const typename Map::mapped_type*>> in_key_order(
+    const Map& map) {
+    // Views and pointers side by side: the sort reads no map node.
+    std::vector<std::pair<std::string_view, const typename Map::mapped_type*>> out;
+    out.reserve(map.size());
+    for (const auto& [key, value] : map) out.emplace_back(key, &value);
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+}
+
+// A version 1 or 2 checkpoint holds no applied time: the latest time any of
+// its streams or producers recorded stands in for it, a lower bound of the
+// applied time of the state that wrote it.
+protocol::unix_ms latest_recorded_time(const stream& s) {
+    protocol::unix_ms latest = std::max(s.created_at_ms, s.last_write_ms);
+    for (const auto& [id, p] : s.producers) latest = std::max(latest, p.last_write_ms);
+    return latest;
+}
+
 }  // namespace
 
 checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint64_t index) const {
@@ -44,9 +75,10 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
     head.put_u32(group);
     head.put_u64(index);
     head.put_u64(_history_id);
+    head.put_u64(static_cast<std::uint64_t>(_applied_now));
     head.put_u64(_streams.size() + _retired.size());
     image.pieces.push_back(own(std::string(checkpoint_magic) + std::move(head).take()));
-    const auto capture = [&](const std::string& key, const stream* s, bool retired) {
+    const auto capture = [&](std::string_view key, const stream* s, bool retired) {
         binary_writer w;
         w.put_string(key);
         w.put_u8(retired ? 1 : 0);
@@ -87,7 +119,8 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
         }
         put_optional(w, s->epoch_floor);
         w.put_u64(s->producers.size());
-        for (const auto& [id, p] : s->producers) {
+        for (const auto& [id, record] : in_key_order(s->producers)) {
+            const protocol::producer_record& p = *record;
             w.put_string(id);
             w.put_u64(p.epoch);
             w.put_u64(p.last_seq);
@@ -114,8 +147,8 @@ checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint6
         image.pieces.push_back(own(std::move(w).take()));
         s->bytes.read(hot_start, s->tail() - hot_start, image.pieces);
     };
-    for (const auto& [key, s] : _streams) capture(key, s.get(), false);
-    for (const auto& [key, s] : _retired) capture(key, s.get(), true);
+    for (const auto& [key, s] : in_key_order(_streams)) capture(key, s->get(), false);
+    for (const auto& [key, s] : in_key_order(_retired)) capture(key, s->get(), true);
     // The trailer's CRC is computed by the writer over every piece before it.
     return image;
 }
@@ -127,8 +160,10 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
     };
     if (bytes.size() < checkpoint_magic.size() + 4) return bad("has a bad header");
     const std::string_view magic = bytes.substr(0, checkpoint_magic.size());
-    if (magic != checkpoint_magic && magic != checkpoint_magic_v1) return bad("has a bad header");
+    if (magic != checkpoint_magic && magic != checkpoint_magic_v2 && magic != checkpoint_magic_v1)
+        return bad("has a bad header");
     const bool v1 = magic == checkpoint_magic_v1;
+    const bool timed = magic == checkpoint_magic;
     const std::string_view body = bytes.substr(0, bytes.size() - 4);
     binary_reader trailer(bytes.substr(bytes.size() - 4));
     std::uint32_t stored_crc = 0;
@@ -141,10 +176,12 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
     binary_reader r(body.substr(checkpoint_magic.size()));
     group_state state;
     std::uint64_t count = 0;
+    std::uint64_t applied_now = 0;
     if (!r.get_u32(group) || !r.get_u64(index) || !r.get_u64(state._history_id) ||
-        !r.get_u64(count)) {
+        (timed && !r.get_u64(applied_now)) || !r.get_u64(count)) {
         return bad("is truncated");
     }
+    state._applied_now = static_cast<protocol::unix_ms>(applied_now);
     for (std::uint64_t i = 0; i < count; ++i) {
         std::string key;
         auto s = std::make_unique<stream>();
@@ -240,6 +277,7 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
         }
         s->bytes = storage::hot_bytes(hot_start);
         s->bytes.append(hot);
+        if (!timed) state._applied_now = std::max(state._applied_now, latest_recorded_time(*s));
         (retired != 0 ? state._retired : state._streams).emplace(std::move(key), std::move(s));
     }
     if (!r.at_end()) return bad("has trailing bytes");

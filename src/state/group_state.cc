@@ -55,12 +55,15 @@ void collect_objects(const stream& s, std::vector<std::string>& out) {
 
 // extensions 2.1: for a JSON stream, snapshot and retention offsets must be
 // message boundaries: the stream's first offset, or an offset after an LF.
-// A byte no longer in memory is judged by what the proposer read of it.
+// A byte below the cold frontier is judged by what the proposer read of it,
+// even when this replica still holds it in memory: which hot blocks a trim
+// keeps depends on the stream's block history (a restored checkpoint holds
+// its hot tail from the frontier on), and apply must not.
 std::optional<error> check_json_boundary(const stream& s, std::uint64_t offset,
                                          const std::optional<boundary_check>& read) {
     if (!s.json || offset == 0 || offset == s.retained) return std::nullopt;
     bool message_end = false;
-    if (offset - 1 >= s.bytes.begin_offset()) {
+    if (offset - 1 >= s.cold_end()) {
         message_end = s.bytes.byte_at(offset - 1) == '\n';
     } else if (read && read->incarnation == s.incarnation) {
         message_end = read->message_end;
@@ -155,15 +158,19 @@ stream* group_state::find_mutable(std::string_view key) {
 }
 
 apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
+    // Every command moves applied time, refused or not: it is part of the
+    // state, a function of the log alone.
+    _applied_now = std::max(_applied_now, cmd.now_ms);
+    const protocol::unix_ms now = _applied_now;
     return std::visit(
         [&](const auto& body) -> apply_result {
             using T = std::decay_t<decltype(body)>;
             if constexpr (std::is_same_v<T, init_group>) {
                 return apply_init(body);
             } else if constexpr (std::is_same_v<T, create_stream>) {
-                return apply_create(body, cmd.now_ms, log_index);
+                return apply_create(body, now, log_index);
             } else if constexpr (std::is_same_v<T, append>) {
-                return apply_append(body, cmd.now_ms);
+                return apply_append(body, now);
             } else if constexpr (std::is_same_v<T, delete_stream>) {
                 return apply_delete(body);
             } else if constexpr (std::is_same_v<T, expire_stream>) {
@@ -409,11 +416,16 @@ void group_state::drop_producer(
 }
 
 bool group_state::make_room_for_producer(stream& s, protocol::unix_ms now) {
-    // Drop the longest-idle producer, if it has been idle long enough.
+    // Drop the longest-idle producer, if it has been idle long enough. Among
+    // producers idle equally long the smallest id goes: the map's iteration
+    // order depends on its insertion history, which differs between a replica
+    // that applied every write and one restored from a checkpoint.
     auto oldest = s.producers.end();
     for (auto it = s.producers.begin(); it != s.producers.end(); ++it) {
         if (oldest == s.producers.end() ||
-            it->second.last_write_ms < oldest->second.last_write_ms) {
+            it->second.last_write_ms < oldest->second.last_write_ms ||
+            (it->second.last_write_ms == oldest->second.last_write_ms &&
+             it->first < oldest->first)) {
             oldest = it;
         }
     }

@@ -36,7 +36,11 @@ public:
 
     // `log_index` is the command's position in the group's log; it makes
     // incarnation tokens unique even for two creates in one millisecond.
+    // The command applies at max(applied_now(), cmd.now_ms): a proposer's
+    // clock may be behind an earlier one's (a new leader), applied time is not.
     apply_result apply(const command& cmd, std::uint64_t log_index);
+    // The time the last command applied at (0 before any); kept in checkpoints.
+    protocol::unix_ms applied_now() const { return _applied_now; }
 
     // A live stream: what every client request addresses.
     const stream* find(std::string_view key) const;
@@ -98,6 +102,7 @@ private:
                                       protocol::unix_ms now, apply_result& r);
 
     std::uint64_t _history_id = 0;
+    protocol::unix_ms _applied_now = 0;
     // unique_ptr: stream addresses stay stable while the map rehashes.
     string_map<std::unique_ptr<stream>> _streams;
     string_map<std::unique_ptr<stream>> _retired;
