@@ -13,9 +13,13 @@
 
 #include <gtest/gtest.h>
 
+#include "base/file_io.h"
+#include "log/checkpoint_files.h"
 #include "log/wal_format.h"
+#include "replication/raft_records.h"
 #include "state/command.h"
 #include "state/group_state.h"
+#include "temp_dir.h"
 
 namespace dstream {
 namespace {
@@ -337,12 +341,66 @@ TEST(disk_format_samples, a_watermark_record_decodes_and_encodes_to_the_sample) 
     EXPECT_BYTES(written, watermark_sample);
 }
 
+// Raft records (DSTRWAL3 segments): payload := u8 kind | u64 term | rest.
+// The close command above as the entry (kind 1) of term 7 at index 42 of
+// group 3; crc32 = zlib.crc32(group, index, payload).
+const std::string raft_entry_record_sample = from_hex(
+    "2a000000"                        // payload_length 42
+    "cfa718d1"                        // crc32
+    "03000000"                        // group 3
+    "2a00000000000000"                // index 42
+    "01"                              // kind 1: a command entry
+    "0700000000000000")               // term 7
+    + close_sample;                   // the command
+
+// The hard state (kind 16) of group 3: term 5, vote for node 2, indexed
+// after the group's last entry (42).
+const std::string hard_state_record_sample = from_hex(
+    "11000000"                        // payload_length 17
+    "6486b928"                        // crc32
+    "03000000"                        // group 3
+    "2b00000000000000"                // index 43
+    "10"                              // kind 16: hard state
+    "0500000000000000"                // term 5
+    "0200000000000000");              // vote 2
+
+TEST(disk_format_samples, raft_records_decode_and_encode_to_the_samples) {
+    log::wal_record record;
+    std::size_t consumed = 0;
+    ASSERT_EQ(log::decode_wal_record(raft_entry_record_sample, record, consumed),
+              log::wal_decode_status::ok);
+    EXPECT_EQ(record.index, 42u);
+    auto entry = replication::decode_raft_record(record.payload);
+    ASSERT_TRUE(entry.ok());
+    EXPECT_EQ(entry->kind, replication::raft_record_kind::command);
+    EXPECT_EQ(entry->term, 7u);
+    EXPECT_BYTES(entry->bytes, close_sample);
+    std::string written;
+    log::append_wal_record(written, 3, 42,
+                           replication::encode_entry_record(
+                               {7, replication::entry_kind::command, close_sample}));
+    EXPECT_BYTES(written, raft_entry_record_sample);
+
+    ASSERT_EQ(log::decode_wal_record(hard_state_record_sample, record, consumed),
+              log::wal_decode_status::ok);
+    auto hard = replication::decode_raft_record(record.payload);
+    ASSERT_TRUE(hard.ok());
+    EXPECT_EQ(hard->kind, replication::raft_record_kind::hard_state);
+    EXPECT_EQ(hard->term, 5u);
+    EXPECT_EQ(hard->vote, 2u);
+    written.clear();
+    log::append_wal_record(written, 3, 43, replication::encode_hard_state_record(5, 2));
+    EXPECT_BYTES(written, hard_state_record_sample);
+}
+
 TEST(disk_format_samples, a_segment_of_the_samples_reads_back_record_by_record) {
-    EXPECT_EQ(log::wal_magic, "DSTRWAL2");
+    EXPECT_EQ(log::wal_magic, "DSTRWAL3");
+    EXPECT_EQ(log::wal_magic_commands, "DSTRWAL2");
     EXPECT_EQ(log::wal_magic_without_watermarks, "DSTRWAL1");
     EXPECT_EQ(log::wal_record_header_bytes, 20u);
-    // segment := "DSTRWAL2" batch* zero*;  batch := watermark record*
-    const std::string segment = "DSTRWAL2" + watermark_sample + close_record_sample + std::string(16, '\0');
+    // segment := "DSTRWAL3" batch* zero*;  batch := watermark record*
+    const std::string segment =
+        "DSTRWAL3" + watermark_sample + raft_entry_record_sample + std::string(16, '\0');
     std::string_view rest = std::string_view(segment).substr(8);
     log::wal_record record;
     std::size_t consumed = 0;
@@ -370,13 +428,15 @@ TEST(disk_format_samples, a_wal_record_with_one_bit_flipped_is_corrupt) {
 }
 
 // ---------------------------------------------------------------- checkpoints
-// checkpoint := "DSTRCKP2" u32 group | u64 index | u64 history_id |
-//               u64 stream_count stream* | u32 crc32(everything before it)
+// checkpoint := "DSTRCKP3" u32 group | u64 index | u64 history_id |
+//               u64 applied_now_ms | u64 stream_count stream* |
+//               u32 crc32(everything before it)
+// A DSTRCKP2 checkpoint has no applied_now_ms; it still restores.
 
 // One closed stream with a stream sequence, an inline snapshot, one producer
 // and seven hot bytes, no forks, no cold chunks.
 // crc32 = zlib.crc32(every byte of the sample before it)
-const std::string checkpoint_sample = from_hex(
+const std::string checkpoint_v2_sample = from_hex(
     "4453545243 4b5032"               // "DSTRCKP2"
     "03000000"                        // group 3
     "2a00000000000000"                // index 42
@@ -426,6 +486,59 @@ const std::string checkpoint_sample = from_hex(
     "0700000000000000"                // hot_length 7
     "686968656c6c6f"                  // the hot tail "hihello"
     "4f860b58");                      // crc32
+
+// The same state as DSTRCKP3, applied up to 1700000000789 ms.
+const std::string checkpoint_sample =
+    from_hex("4453545243 4b5033"       // "DSTRCKP3"
+             "03000000"                // group 3
+             "2a00000000000000"        // index 42
+             "efcdab8967452301"        // history_id
+             "156be5cf8b010000")       // applied_now_ms 1700000000789
+    + checkpoint_v2_sample.substr(28, checkpoint_v2_sample.size() - 32)  // stream_count, the stream
+    + from_hex("ed9def48");            // crc32
+
+// A checkpoint file: the log's header, then the state's image.
+// file := "DSTRSNP1" u32 header_length | header | u32 crc32(header) | checkpoint
+// header := u8 version(1) | u64 index | u64 term | u64 configuration_index |
+//           u32 n | u64 voter*n | u64 hard_term | u64 hard_vote
+const std::string snapshot_header_sample = from_hex(
+    "01"                              // version 1
+    "2a00000000000000"                // index 42
+    "0700000000000000"                // term 7
+    "0100000000000000"                // configuration_index 1
+    "01000000"                        // one voter:
+    "0100000000000000"                //   node 1
+    "0700000000000000"                // hard_term 7
+    "0100000000000000");              // hard_vote 1
+
+TEST(disk_format_samples, a_snapshot_header_decodes_and_encodes_to_the_sample) {
+    auto header = replication::decode_snapshot_header(snapshot_header_sample);
+    ASSERT_TRUE(header.ok());
+    EXPECT_EQ(header->meta.index, 42u);
+    EXPECT_EQ(header->meta.term, 7u);
+    EXPECT_EQ(header->meta.configuration_index, 1u);
+    EXPECT_EQ(header->meta.voters, std::vector<std::uint64_t>{1});
+    EXPECT_EQ(header->term, 7u);
+    EXPECT_EQ(header->vote, 1u);
+    EXPECT_BYTES(replication::encode_snapshot_header(header->meta, 7, 1), snapshot_header_sample);
+}
+
+TEST(disk_format_samples, a_checkpoint_file_is_the_header_then_the_image) {
+    test::temp_dir dir{"dstream-format-samples"};
+    log::checkpoint_files files(dir.path());
+    std::uint32_t group = 0;
+    std::uint64_t index = 0;
+    auto restored = state::group_state::restore_checkpoint(checkpoint_sample, group, index);
+    ASSERT_TRUE(restored.ok()) << restored.err().message;
+    ASSERT_TRUE(files.write(3, 42, snapshot_header_sample, restored->capture_checkpoint(3, 42)));
+    const auto newest = files.newest();
+    ASSERT_EQ(newest.count(3), 1u);
+    std::string bytes;
+    ASSERT_TRUE(read_all(posix_file_io(), newest.at(3).path.c_str(), bytes));
+    const std::string expected = "DSTRSNP1" + from_hex("35000000") + snapshot_header_sample +
+                                 from_hex("ff71f5ea") + checkpoint_sample;
+    EXPECT_BYTES(bytes, expected);
+}
 
 std::string checkpoint_file(const state::checkpoint_image& image) {
     std::string bytes;
@@ -498,6 +611,17 @@ TEST(disk_format_samples, a_restored_checkpoint_is_captured_as_the_sample_bytes)
     // The writer (log/checkpoint_files) appends the CRC-32 trailer to the image.
     const std::string captured = checkpoint_file(restored->capture_checkpoint(3, 42));
     EXPECT_BYTES(captured, std::string_view(checkpoint_sample).substr(0, checkpoint_sample.size() - 4));
+}
+
+TEST(disk_format_samples, a_version_2_checkpoint_restores_with_its_latest_time_as_applied) {
+    std::uint32_t group = 0;
+    std::uint64_t index = 0;
+    auto restored = state::group_state::restore_checkpoint(checkpoint_v2_sample, group, index);
+    ASSERT_TRUE(restored.ok()) << restored.err().message;
+    EXPECT_EQ(index, 42u);
+    EXPECT_EQ(restored->applied_now(), appended_ms);
+    // It is written again as the version of today.
+    EXPECT_BYTES(checkpoint_file(restored->capture_checkpoint(3, 42)).substr(0, 8), "DSTRCKP3");
 }
 
 TEST(disk_format_samples, a_checkpoint_with_one_byte_changed_fails_its_checksum) {
