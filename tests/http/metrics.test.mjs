@@ -293,3 +293,30 @@ test('access log: off by default; --access-log writes one line per request', asy
         await logged.stop();
     }
 });
+
+test('metrics: every group reports its Raft log (dstream_raft_*), a sole voter leading with nothing unapplied', async () => {
+    const node = await startServer({ memory: false, extraArgs: ['--groups', '4'] });
+    try {
+        const url = `${node.url}/raft-metrics/${uniq()}`;
+        assert.equal((await fetch(url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' } })).status, 201);
+        for (let i = 0; i < 5; i += 1) {
+            assert.equal((await fetch(url, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'x' })).status, 204);
+        }
+        const m = parsePrometheus(await (await fetch(`${node.url}/__ursula/metrics`)).text());
+        for (const g of ['0', '1', '2', '3']) {
+            assert.equal(value(m, 'dstream_raft_role', { group: g }), 2, `group ${g} leads`);
+            assert.equal(value(m, 'dstream_raft_leader', { group: g }), 1);
+            assert.ok(value(m, 'dstream_raft_term', { group: g }) >= 1);
+            const commit = value(m, 'dstream_raft_commit_index', { group: g });
+            assert.ok(commit >= 2, 'the configuration and init_group at least');
+            assert.equal(value(m, 'dstream_raft_applied_index', { group: g }), commit);
+            assert.equal(value(m, 'dstream_raft_last_index', { group: g }), commit);
+            assert.equal(value(m, 'dstream_raft_log_bytes_in_memory', { group: g }), 0);
+        }
+        // The stream's group took the create and the five appends.
+        const commits = ['0', '1', '2', '3'].map((g) => value(m, 'dstream_raft_commit_index', { group: g }));
+        assert.ok(Math.max(...commits) >= 8, `commit indexes ${commits}`);
+    } finally {
+        await node.stop();
+    }
+});
