@@ -1,0 +1,203 @@
+// Three replicas of one group in one process (replication::raft_group_log
+// over memory disks and the in-process local_network), run on strands of one
+// io_context with real timers: an election, replication to every replica in
+// order, a leadership proof (a barrier) for a linearizable read on the
+// leader and a refusal naming the leader on a follower, and a new leader
+// once the old one is cut off, whose proof the old one can no longer give.
+#include "replication/raft_group_log.h"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <gtest/gtest.h>
+
+#include "replication/local_transport.h"
+#include "replication/memory_group_disk.h"
+
+namespace dstream::replication {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+class recording_listener final : public log::log_listener {
+public:
+    void committed(const log::committed_entry& e) override {
+        applied.emplace_back(e.bytes);
+        last_index = e.index;
+    }
+    void committed_through(std::uint64_t) override {}
+    void leadership_changed(const log::leadership& now) override { leadership = now; }
+    void proposals_lost(std::uint64_t, const error&) override {}
+    void install(std::uint64_t, std::uint64_t, std::string_view) override {}
+
+    std::vector<std::string> applied;
+    std::uint64_t last_index = 0;
+    log::leadership leadership;
+};
+
+struct replica {
+    asio::any_io_executor strand;
+    recording_listener listener;
+    std::unique_ptr<raft_group_log> log;
+};
+
+class ThreeVoters : public ::testing::Test {
+protected:
+    ThreeVoters() {
+        for (std::uint64_t node = 1; node <= 3; ++node) {
+            auto r = std::make_unique<replica>();
+            r->strand = asio::make_strand(io);
+            raft_group_log::setup s;
+            s.group = 7;
+            s.raft.node = node;
+            s.raft.voters = {1, 2, 3};
+            s.raft.election_ms = 150;
+            s.raft.heartbeat_ms = 30;
+            s.raft.seed = node * 7919;
+            s.strand = r->strand;
+            s.io = io.get_executor();
+            r->log = std::make_unique<raft_group_log>(
+                std::move(s), std::make_unique<memory_group_disk>(r->strand),
+                network.transport(node, 7));
+            r->log->attach(r->listener);
+            network.attach(node, 7, *r->log, r->strand);
+            replicas.push_back(std::move(r));
+        }
+        for (auto& r : replicas) asio::post(r->strand, [&r] { r->log->start(); });
+    }
+    ~ThreeVoters() override {
+        for (auto& r : replicas) asio::post(r->strand, [&r] { r->log->stop(); });
+        io.run_for(50ms);
+    }
+
+    template <typename Done>
+    bool run_until(Done done, std::chrono::milliseconds limit = 10s) {
+        const auto until = std::chrono::steady_clock::now() + limit;
+        while (!done()) {
+            if (std::chrono::steady_clock::now() > until) return false;
+            io.run_for(5ms);
+        }
+        return true;
+    }
+    // The one replica every connected replica agrees leads, or nothing.
+    replica* leader(const std::optional<std::uint64_t>& cut = std::nullopt) {
+        replica* found = nullptr;
+        for (std::size_t i = 0; i < replicas.size(); ++i) {
+            if (cut && *cut == i + 1) continue;
+            const log::leadership l = replicas[i]->listener.leadership;
+            if (l.leads()) {
+                if (found != nullptr) return nullptr;
+                found = replicas[i].get();
+            }
+        }
+        if (found == nullptr) return nullptr;
+        for (std::size_t i = 0; i < replicas.size(); ++i) {
+            if (cut && *cut == i + 1) continue;
+            if (replicas[i]->listener.leadership.term != found->listener.leadership.term) {
+                return nullptr;
+            }
+        }
+        return found;
+    }
+    std::uint64_t node_of(const replica* r) const {
+        for (std::size_t i = 0; i < replicas.size(); ++i) {
+            if (replicas[i].get() == r) return i + 1;
+        }
+        return 0;
+    }
+    log::proposal propose(replica& r, std::string bytes) {
+        std::optional<log::proposal> out;
+        asio::post(r.strand, [&] { out = r.log->propose(std::move(bytes)); });
+        EXPECT_TRUE(run_until([&] { return out.has_value(); }));
+        return *out;
+    }
+    // The outcome of a leadership proof asked on `r`.
+    std::pair<log::leadership, bool> confirm(replica& r) {
+        std::optional<std::pair<log::leadership, bool>> out;
+        asio::post(r.strand, [&] {
+            r.log->confirm_leadership(
+                [&](const log::leadership& who, bool confirmed) { out.emplace(who, confirmed); });
+        });
+        EXPECT_TRUE(run_until([&] { return out.has_value(); }));
+        return out.value_or(std::make_pair(log::leadership{}, false));
+    }
+
+    asio::io_context io;
+    local_network network;
+    std::vector<std::unique_ptr<replica>> replicas;
+};
+
+TEST_F(ThreeVoters, ElectOneLeaderAndReplicateToEveryReplicaInOrder) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    for (int i = 0; i < 20; ++i) {
+        const log::proposal p = propose(l, "cmd-" + std::to_string(i));
+        ASSERT_EQ(p.what, log::proposal::outcome::accepted);
+    }
+    ASSERT_TRUE(run_until([&] {
+        for (auto& r : replicas) {
+            if (r->listener.applied.size() < 20) return false;
+        }
+        return true;
+    }));
+    for (auto& r : replicas) {
+        ASSERT_EQ(r->listener.applied.size(), 20u);
+        for (int i = 0; i < 20; ++i) EXPECT_EQ(r->listener.applied[i], "cmd-" + std::to_string(i));
+    }
+}
+
+TEST_F(ThreeVoters, TheLeaderProvesItsLeadershipAndAFollowerNamesTheLeader) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    const auto [who, confirmed] = confirm(l);
+    EXPECT_TRUE(confirmed);
+    EXPECT_TRUE(who.leads());
+    for (auto& r : replicas) {
+        if (r.get() == &l) continue;
+        ASSERT_TRUE(run_until([&] { return r->listener.leadership.leader == node_of(&l); }));
+        const auto [known, follower_confirmed] = confirm(*r);
+        EXPECT_FALSE(follower_confirmed);
+        EXPECT_EQ(known.leader, node_of(&l));
+    }
+    // A follower refuses a proposal, naming the leader.
+    for (auto& r : replicas) {
+        if (r.get() == &l) continue;
+        const log::proposal p = propose(*r, "on a follower");
+        EXPECT_EQ(p.what, log::proposal::outcome::not_leader);
+        EXPECT_EQ(p.leader.leader, node_of(&l));
+    }
+}
+
+TEST_F(ThreeVoters, ALeaderCutOffIsReplacedAndCanNoLongerProveItLeads) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& old = *leader();
+    const std::uint64_t old_node = node_of(&old);
+    const std::uint64_t old_term = old.listener.leadership.term;
+    network.isolate(old_node);
+    ASSERT_TRUE(run_until([&] {
+        replica* now = leader(old_node);
+        return now != nullptr && now != &old;
+    }));
+    replica& fresh = *leader(old_node);
+    EXPECT_GT(fresh.listener.leadership.term, old_term);
+    EXPECT_TRUE(confirm(fresh).second);
+    // The old leader cannot get a majority for its barrier.
+    EXPECT_FALSE(confirm(old).second);
+    const log::proposal p = propose(fresh, "after the change");
+    ASSERT_EQ(p.what, log::proposal::outcome::accepted);
+    network.heal(old_node);
+    ASSERT_TRUE(run_until([&] {
+        return !old.listener.applied.empty() && old.listener.applied.back() == "after the change";
+    }));
+    EXPECT_FALSE(old.listener.leadership.leads());
+}
+
+}  // namespace
+}  // namespace dstream::replication
