@@ -19,6 +19,8 @@
 #include "edge/read_quota.h"
 #include "edge/request_kind.h"
 #include "edge/route.h"
+#include "runtime/clock.h"
+#include "runtime/random.h"
 #include "service/stream_service.h"
 #include "storage/hot_bytes.h"
 
@@ -39,6 +41,9 @@ struct edge_options {
     // Read bytes per second per client address (0: none).
     std::uint64_t client_read_bytes_per_second = 0;
     read_quota* quota = nullptr;  // owned by the server (never null there)
+    // The inputs of live cursors and multipart boundaries.
+    const runtime::clock* clock = &runtime::system_clock();
+    runtime::random_source* random = &runtime::system_random();
 };
 
 // What the connection learns of one request's answer: for the metrics, the

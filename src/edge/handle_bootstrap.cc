@@ -1,7 +1,5 @@
 // extensions 3: GET {stream}/bootstrap, the snapshot and the retained updates
 // after it in one multipart/mixed answer.
-#include <random>
-
 #include "edge/handlers.h"
 #include "edge/headers.h"
 #include "edge/write_answer.h"
@@ -10,12 +8,11 @@ namespace dstream::edge {
 namespace {
 
 // A fresh 128-bit random boundary for every answer (extensions 3.2).
-std::string random_boundary() {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
+std::string random_boundary(runtime::random_source& random) {
     static constexpr char hex[] = "0123456789abcdef";
     std::string out = "dstream-";
     for (int word = 0; word < 2; ++word) {
-        const std::uint64_t v = rng();
+        const std::uint64_t v = random.next();
         for (int shift = 60; shift >= 0; shift -= 4) out.push_back(hex[(v >> shift) & 0xf]);
     }
     return out;
@@ -59,7 +56,7 @@ boost::asio::awaitable<void> handle_bootstrap(exchange& ex) {
         co_await ex.send(res);
         co_return;
     }
-    const std::string boundary = random_boundary();
+    const std::string boundary = random_boundary(*ex.options().random);
     std::vector<storage::byte_slice> body;
     std::vector<std::shared_ptr<std::string>> owned;
     if (view.has_snapshot) {

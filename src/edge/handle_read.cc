@@ -31,7 +31,7 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
             co_return;
         }
     }
-    if (live && !view.reached_closed_tail()) res.set(hdr::stream_cursor, live_cursor(p));
+    if (live && !view.reached_closed_tail()) res.set(hdr::stream_cursor, live_cursor(ex, p));
     co_await ex.pay_read_quota(view.next - view.start);
     if (rep == representation::json_array) {
         res.body() = render_json_array(view.data);
@@ -80,7 +80,7 @@ boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p,
     response res = ex.make_response(http::status::no_content);
     res.set(http::field::cache_control, "no-store");
     add_stream_position_headers(res, view);
-    if (!view.reached_closed_tail()) res.set(hdr::stream_cursor, live_cursor(p));
+    if (!view.reached_closed_tail()) res.set(hdr::stream_cursor, live_cursor(ex, p));
     co_await ex.send(res);
 }
 

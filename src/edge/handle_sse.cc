@@ -163,7 +163,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
             control.next_offset = current.next;
             control.up_to_date = current.up_to_date();
             control.closed = current.reached_closed_tail();
-            if (!control.closed) control.cursor = live_cursor(*params);
+            if (!control.closed) control.cursor = live_cursor(ex, *params);
             protocol::append_control_event(events, control);
         }
         first = false;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <random>
 
 #include "edge/headers.h"
 #include "edge/write_answer.h"
@@ -164,9 +163,9 @@ bool if_none_match_names(const request& req, std::string_view etag) {
     return false;
 }
 
-std::string live_cursor(const read_params& p) {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    return protocol::next_cursor(runtime::now_unix_ms(), p.cursor, rng());
+std::string live_cursor(const exchange& ex, const read_params& p) {
+    return protocol::next_cursor(ex.options().clock->wall_ms(), p.cursor,
+                                 ex.options().random->next());
 }
 
 boost::asio::awaitable<std::optional<admission::ticket>> admit_live_reader(exchange& ex) {

@@ -43,7 +43,7 @@ std::string read_etag(const service::stream_view& view);
 void add_stream_position_headers(response& res, const service::stream_view& view);
 
 // A fresh Stream-Cursor for a live answer.
-std::string live_cursor(const read_params& p);
+std::string live_cursor(const exchange& ex, const read_params& p);
 
 // A live reader's place (admission control), or nothing after answering
 // 503 LIVE_READ_BACKPRESSURE because the node or the stream has no more.

@@ -131,7 +131,8 @@ engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& c
             [this](state::publish_snapshot cmd, write_done done) {
                 group& g = group_for(cmd.key);  // before `cmd` moves away
                 g.submit(std::move(cmd), std::move(done));
-            });
+            },
+            clock, random);
     }
 }
 

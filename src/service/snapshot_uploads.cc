@@ -1,7 +1,6 @@
 #include "service/snapshot_uploads.h"
 
 #include <algorithm>
-#include <random>
 #include <unordered_set>
 
 #include <boost/asio/post.hpp>
@@ -32,13 +31,9 @@ bool staged_before(const part_object_name& name, protocol::unix_ms cutoff) {
     return at && *at < cutoff;
 }
 
-std::string new_part_id() {
-    thread_local std::mt19937_64 random = [] {
-        std::random_device device;
-        std::seed_seq seed{device(), device(), device(), device()};
-        return std::mt19937_64(seed);
-    }();
-    return protocol::make_part_id(runtime::now_unix_ms(), random(), random());
+std::string new_part_id(const runtime::clock& clock, runtime::random_source& random) {
+    const std::uint64_t high = random.next();
+    return protocol::make_part_id(clock.wall_ms(), high, random.next());
 }
 
 // extensions 2.2: an answer final for the commit's key uses its parts up; a
@@ -100,8 +95,14 @@ struct snapshot_uploads::copy_job {
 };
 
 snapshot_uploads::snapshot_uploads(asio::any_io_executor timers, const cold_tier& cold,
-                                   std::chrono::seconds grace, publish_fn publish)
-    : _cold(cold), _grace(grace), _publish(std::move(publish)), _sweep_timer(std::move(timers)) {}
+                                   std::chrono::seconds grace, publish_fn publish,
+                                   const runtime::clock& clock, runtime::random_source& random)
+    : _cold(cold),
+      _grace(grace),
+      _publish(std::move(publish)),
+      _clock(clock),
+      _random(random),
+      _sweep_timer(std::move(timers)) {}
 
 void snapshot_uploads::start() { schedule_sweep(); }
 
@@ -122,7 +123,7 @@ void snapshot_uploads::admit(const std::string& key, std::uint64_t incarnation,
         done(answer_admission(std::move(decided), incarnation));
         return;
     }
-    const auto head_ms = runtime::now_unix_ms();
+    const auto head_ms = _clock.wall_ms();
     asio::post(_cold.io,
                [this, key, incarnation, declared_bytes, head_ms, done = std::move(done)]() mutable {
                    const status listed = relist(key, [&](const part_object_name& name) {
@@ -142,7 +143,7 @@ void snapshot_uploads::admit(const std::string& key, std::uint64_t incarnation,
 
 void snapshot_uploads::stage(const std::string& key, std::uint64_t incarnation, std::string body,
                              std::unique_ptr<part_upload> upload, done_fn<parts_answer> done) {
-    std::string id = new_part_id();
+    std::string id = new_part_id(_clock, _random);
     std::string object_key = part_object_key(key, incarnation, id);
     asio::post(_cold.io, [this, incarnation, id = std::move(id), object_key = std::move(object_key),
                           body = std::move(body), upload = std::move(upload),
@@ -169,7 +170,7 @@ void snapshot_uploads::discard(const std::string& key, std::uint64_t incarnation
         done(std::move(answer));
         return;
     }
-    const auto head_ms = runtime::now_unix_ms();
+    const auto head_ms = _clock.wall_ms();
     asio::post(_cold.io, [this, key, incarnation, head_ms, running = std::move(*running),
                           answer = std::move(answer), done = std::move(done)]() mutable {
         const status removed = relist(key, [&](const part_object_name& name) {
@@ -192,7 +193,7 @@ void snapshot_uploads::drop_parts(const std::string& key, std::uint64_t incarnat
 }
 
 void snapshot_uploads::stream_deleted(const std::string& key, std::uint64_t incarnation) {
-    deleted_parts deleted{_ledger->incarnations(key), runtime::now_unix_ms()};
+    deleted_parts deleted{_ledger->incarnations(key), _clock.wall_ms()};
     deleted.incarnations.push_back(incarnation);
     {
         // A running commit may be copying them: they go when it ends.
@@ -224,7 +225,7 @@ void snapshot_uploads::remove_deleted(const std::string& key, deleted_parts dele
 }
 
 void snapshot_uploads::sweep() {
-    const auto cutoff = runtime::now_unix_ms() - std::chrono::milliseconds(_grace).count();
+    const auto cutoff = _clock.wall_ms() - std::chrono::milliseconds(_grace).count();
     std::unordered_set<std::string> running;  // a commit may be copying their parts
     {
         const std::lock_guard lock(_mutex);

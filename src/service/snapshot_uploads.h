@@ -23,6 +23,8 @@
 
 #include "base/unique_function.h"
 #include "protocol/expiry.h"
+#include "runtime/clock.h"
+#include "runtime/random.h"
 #include "service/cold_tier.h"
 #include "service/staging_ledger.h"
 #include "service/stream_service.h"
@@ -65,9 +67,11 @@ public:
     };
 
     // `timers` runs the periodic sweep's timer; `grace` is how old an unused
-    // part must be before the sweep removes it.
+    // part must be before the sweep removes it. A part's id holds its staging
+    // time and random digits (`clock`, `random`).
     snapshot_uploads(boost::asio::any_io_executor timers, const cold_tier& cold,
-                     std::chrono::seconds grace, publish_fn publish);
+                     std::chrono::seconds grace, publish_fn publish,
+                     const runtime::clock& clock, runtime::random_source& random);
 
     void start();
 
@@ -127,6 +131,8 @@ private:
     cold_tier _cold;
     std::chrono::seconds _grace;
     publish_fn _publish;
+    const runtime::clock& _clock;
+    runtime::random_source& _random;
     std::shared_ptr<staging_ledger> _ledger = std::make_shared<staging_ledger>();
     std::mutex _mutex;
     std::unordered_map<std::string, std::optional<deleted_parts>> _running;  // by stream key
