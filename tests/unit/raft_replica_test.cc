@@ -181,16 +181,27 @@ TEST_F(SoleVoter, AFailureReportOfAWriteAlreadyGivenUpIsIgnored) {
     EXPECT_EQ(events.applied[0].bytes, "ok");
 }
 
-TEST(SoleVoterRestart, StartsFromWhatWasAppliedAndContinuesTheLog) {
+// A sole voter restarted from what its disk held: its state stands for a
+// snapshot at `applied`, and `entries` follow it.
+class SoleVoterRestart : public ::testing::Test {
+protected:
+    void start(std::uint64_t term, std::uint64_t applied, std::vector<log_entry> entries = {}) {
+        durable_state state;
+        state.term = term;
+        state.snapshot = snapshot_meta{applied, term, 1, {1}};
+        state.first_index = applied + 1;
+        state.entries = std::move(entries);
+        replica.start(5, std::move(state));
+    }
+
     test_disk disk;
     no_network network;
     applier events;
-    durable_state state;
-    state.term = 3;
-    state.snapshot = snapshot_meta{41, 3, 1, {1}};
-    state.first_index = 42;
-    raft_replica replica(raft_options{}, disk, network, events);
-    replica.start(5, std::move(state));
+    raft_replica replica{raft_options{}, disk, network, events};
+};
+
+TEST_F(SoleVoterRestart, StartsFromWhatWasAppliedAndContinuesTheLog) {
+    start(3, 41);
     ASSERT_TRUE(replica.leadership().leads());
     EXPECT_EQ(replica.leadership().term, 3u);
     EXPECT_EQ(replica.applied_index(), 41u);
@@ -203,18 +214,8 @@ TEST(SoleVoterRestart, StartsFromWhatWasAppliedAndContinuesTheLog) {
     EXPECT_EQ(events.applied[0].index, 42u);
 }
 
-TEST(SoleVoterRestart, CommitsAndAppliesTheDurableEntriesItStartsWith) {
-    test_disk disk;
-    no_network network;
-    applier events;
-    durable_state state;
-    state.term = 1;
-    state.snapshot = snapshot_meta{5, 1, 1, {1}};
-    state.first_index = 6;
-    state.entries.push_back(log_entry{1, entry_kind::command, "six"});
-    state.entries.push_back(log_entry{1, entry_kind::command, "seven"});
-    raft_replica replica(raft_options{}, disk, network, events);
-    replica.start(5, std::move(state));
+TEST_F(SoleVoterRestart, CommitsAndAppliesTheDurableEntriesItStartsWith) {
+    start(1, 5, {log_entry{1, entry_kind::command, "six"}, log_entry{1, entry_kind::command, "seven"}});
     ASSERT_EQ(events.applied.size(), 2u);
     EXPECT_EQ(events.applied[0].bytes, "six");
     EXPECT_EQ(events.applied[1].index, 7u);
