@@ -64,20 +64,21 @@ void group::schedule_sweep() {
 }
 
 void group::committed(const log::committed_entry& entry) {
-    const group_replica::applied applied = _replica.apply(entry.index, entry.term, entry.bytes);
+    group_replica::applied applied = _replica.apply(entry.index, entry.term, entry.bytes);
     const state::apply_result& r = applied.result;
     if (applied.append && r.kind == state::write_kind::appended) {
         _metrics.appends.inc();
         _metrics.appended_bytes.inc(r.next_offset - r.start_offset);
     }
+    const bool wakes_readers = r.wakes_readers;
     // The proposer first: a writer never waits for the stream's readers,
     // which are woken once per stream and batch (committed_through).
     _leader.applied(entry.index, entry.term, applied);
     if (applied.key.empty()) return;
     if (_replica.state().find(applied.key) == nullptr) _reads.forget(applied.key);
-    if (r.wakes_readers &&
+    if (wakes_readers &&
         std::find(_changed.begin(), _changed.end(), applied.key) == _changed.end()) {
-        _changed.push_back(applied.key);
+        _changed.push_back(std::move(applied.key));
     }
 }
 

@@ -106,7 +106,12 @@ void group_leader::propose(state::command_body body, write_done done) {
 }
 
 void group_leader::applied(std::uint64_t index, std::uint64_t term,
-                           const group_replica::applied& applied) {
+                           group_replica::applied& applied) {
+    state::apply_result& r = applied.result;
+    // What the follow-ups need, taken before the result goes to its proposer.
+    std::vector<std::string> garbage = std::move(r.garbage_objects);
+    const std::optional<state::fork_origin> released = std::move(r.released);
+    const bool wakes_readers = r.wakes_readers;
     // Proposals at lower indexes were overwritten by entries that are no
     // command (a new leader's barrier): never applied, and never will be.
     while (!_pending.empty() && _pending.front().index < index) {
@@ -117,19 +122,18 @@ void group_leader::applied(std::uint64_t index, std::uint64_t term,
         pending_entry entry = std::move(_pending.front());
         _pending.pop_front();
         if (entry.term == term) {
-            answer(entry.done, applied.result);
+            answer(entry.done, std::move(r));
         } else {
             // Another leader's entry holds the index: this proposal is gone.
             refuse(entry.done, not_leading());
         }
     }
     if (!_leadership.leads()) return;
-    const state::apply_result& r = applied.result;
-    if (!r.garbage_objects.empty()) remove_garbage(r.garbage_objects);
-    if (r.released && _forward) {
+    if (!garbage.empty()) remove_garbage(garbage);
+    if (released && _forward) {
         // Cross-group by message: the source's group drops the reference.
-        _forward(state::drop_fork_ref{r.released->source_key, r.released->source_incarnation,
-                                      r.released->reference});
+        _forward(state::drop_fork_ref{released->source_key, released->source_incarnation,
+                                      released->reference});
     }
     if (applied.key.empty()) return;
     const state::stream* s = _replica.state().find(applied.key);
@@ -137,7 +141,7 @@ void group_leader::applied(std::uint64_t index, std::uint64_t term,
         _expiring.erase(applied.key);
         return;
     }
-    if (r.wakes_readers) maybe_flush(applied.key, *s);
+    if (wakes_readers) maybe_flush(applied.key, *s);
 }
 
 void group_leader::proposals_lost(std::uint64_t from_index, const error& why) {

@@ -58,8 +58,9 @@ public:
     // The log's side.
     void leadership_changed(const log::leadership& now);
     // The command at `index` of `term` applied with `applied`; answers the
-    // proposal it was, and runs the leader's follow-ups of the change.
-    void applied(std::uint64_t index, std::uint64_t term, const group_replica::applied& applied);
+    // proposal it was (its result moves to the proposer), and runs the
+    // leader's follow-ups of the change.
+    void applied(std::uint64_t index, std::uint64_t term, group_replica::applied& applied);
     void proposals_lost(std::uint64_t from_index, const error& why);
     // A leader's snapshot replaced the log: what was proposed up to `index`
     // may or may not be in it.
