@@ -36,13 +36,15 @@ void group_recovery::record(std::uint64_t index, std::string_view payload, log::
                                   std::to_string(index) + ": " + what);
     };
     if (kind == log::wal_payloads::commands) {
-        // A command of the log before it was a Raft log.
+        // A command of the log before it was a Raft log: a sole voter's, of
+        // term 1. Its indexes increase but may skip (a batch that failed to
+        // persist was cut back, and its indexes never used again).
         if (index <= _last_index) return;  // the checkpoint holds it
-        log_entry e;
-        e.term = 1;
-        e.bytes.assign(payload);
         _term = std::max<std::uint64_t>(_term, 1);
-        entry(index, std::move(e), apply);
+        apply(index, 1, payload);
+        ++_applied;
+        _last_index = index;
+        _last_term = 1;
         return;
     }
     auto decoded = decode_raft_record(payload);
