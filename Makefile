@@ -8,13 +8,18 @@ NPROC    := $(shell nproc 2>/dev/null || echo 2)
 # `make fuzz`: seconds per target, and which targets (fuzz/<name>_fuzz.cc).
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS ?= $(patsubst fuzz/%_fuzz.cc,%,$(wildcard fuzz/*_fuzz.cc))
+# `make sim`: seeds SIM_SEED_BASE .. SIM_SEED_BASE+SIM_SEEDS-1 of the simulation
+# (tests/sim/README.md), SIM_JOBS at a time.
+SIM_SEEDS ?= 100
+SIM_SEED_BASE ?= 1
+SIM_JOBS ?= $(NPROC)
 # `make soak`: how long, and where its report goes.
 SOAK_MINUTES ?= 30
 SOAK_ROUND_SECONDS ?= 20,60
 
 .DEFAULT_GOAL := build
 .NOTPARALLEL:
-.PHONY: deps build run test asan fuzz-build fuzz soak format tidy clean
+.PHONY: deps build run test asan fuzz-build fuzz sim soak format tidy clean
 
 deps:
 	@scripts/install-deps
@@ -50,6 +55,13 @@ fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  fuzz/run.sh build-fuzz/fuzz/$${t}_fuzz fuzz/corpus/$$t $(FUZZ_SECONDS) build-fuzz/runs/$$t || exit 1; \
 	done
+
+# The simulation tier over chosen seeds; it ends with "N passed, M failed" and
+# prints, for each failed seed, the command that replays it alone.
+sim: deps
+	cmake --preset default
+	cmake --build --preset default --target dstream-sim
+	@build/tests/sim/dstream-sim --seeds $(SIM_SEEDS) --seed-base $(SIM_SEED_BASE) --jobs $(SIM_JOBS)
 
 # Not part of `make test`: SOAK_MINUTES of mixed load, restarts and checks
 # (tests/soak/soak.mjs). It prints the RSS every 30 s and a verdict.

@@ -1,0 +1,133 @@
+#include "group_disk.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include "replication/raft_records.h"
+
+namespace dstream::sim {
+
+std::string image_bytes(const state::checkpoint_image& image) {
+    std::string bytes;
+    for (const auto& piece : image.pieces) bytes.append(piece.data, piece.size);
+    const auto crc = static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
+                                                      reinterpret_cast<const Bytef*>(bytes.data()),
+                                                      static_cast<uInt>(bytes.size())));
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+    return bytes;
+}
+
+group_disk::group_disk(node_disk& disk, checker& check, event_queue& events, std::uint64_t node,
+                       std::uint32_t group, std::uint64_t last_index)
+    : _disk(disk),
+      _check(check),
+      _events(events),
+      _node(node),
+      _group(group),
+      _last_index(last_index) {}
+
+void group_disk::on_report(node_disk::reporter report) {
+    _report = report;
+    _disk.attach(_group, std::move(report));
+}
+
+void group_disk::start_view(const replication::durable_state& state) {
+    if (state.snapshot) {
+        const auto chain = _check.committed_chain(_group, state.snapshot->index);
+        if (!chain) {
+            _check.fail("state machine safety",
+                        fmt::format("g{}: n{} restarts from a snapshot at index {} that no "
+                                    "replica applied",
+                                    _group, _node, state.snapshot->index));
+        }
+        _view.reset(state.snapshot->index, state.snapshot->term, chain.value_or(0));
+    } else {
+        _view.reset(state.first_index - 1, 0, 0);
+    }
+    std::uint64_t index = state.first_index;
+    for (const auto& e : state.entries) {
+        if (index > _view.base_index()) {
+            const auto chain = _view.put(index, e.term, static_cast<int>(e.kind), e.bytes);
+            if (chain) _check.entry_written(_node, _group, index, e.term, *chain);
+        }
+        ++index;
+    }
+}
+
+void group_disk::write_hard_state(std::uint64_t token, std::uint64_t term, std::uint64_t vote) {
+    _last_token = token;
+    // As wal_group_disk: indexed past the last entry, so that the segment
+    // holding it outlives every checkpoint older than it.
+    _disk.submit(_group, _last_index + 1, replication::encode_hard_state_record(term, vote), token);
+}
+
+void group_disk::write_entry(std::uint64_t token, std::uint64_t index,
+                             const replication::log_entry& entry) {
+    _last_token = token;
+    _last_index = index;
+    const auto chain = _view.put(index, entry.term, static_cast<int>(entry.kind), entry.bytes);
+    if (!chain) {
+        _check.fail("log model", fmt::format("g{}: n{} wrote index {} outside its log {}..{}",
+                                             _group, _node, index, _view.base_index() + 1,
+                                             _view.last_index()));
+    } else {
+        _check.entry_written(_node, _group, index, entry.term, *chain);
+    }
+    _disk.submit(_group, index, replication::encode_entry_record(entry), token);
+}
+
+void group_disk::write_snapshot(std::uint64_t token, const replication::snapshot_meta& meta,
+                                std::string_view image) {
+    _last_token = token;
+    const auto chain = _check.committed_chain(_group, meta.index);
+    if (!chain) {
+        _check.fail("state machine safety",
+                    fmt::format("g{}: n{} is sent a snapshot at index {} that no replica applied",
+                                _group, _node, meta.index));
+    }
+    _before_install = _view;
+    _view.reset(meta.index, meta.term, chain.value_or(0));
+    _last_index = meta.index;
+    // As wal_group_disk: the checkpoint first, durably, then the record
+    // that says the log before it is the snapshot's.
+    node_disk::checkpoint c{meta.index,
+                            replication::encode_snapshot_header(meta, meta.term, 0),
+                            std::string(image)};
+    if (!_disk.write_checkpoint(_group, std::move(c))) {
+        // Reported later, on the strand, as the server does.
+        _events.after(0, [alive = std::weak_ptr<int>(_alive), this, token] {
+            if (!alive.expired() && _report) _report(token, false);
+        });
+        return;
+    }
+    _disk.submit(_group, meta.index, replication::encode_snapshot_installed_record(meta.term),
+                 token);
+}
+
+void group_disk::restarted(std::uint64_t last) {
+    if (_before_install && last != _view.last_index()) _view = *_before_install;
+    _before_install.reset();
+    if (last > _view.last_index()) {
+        // It restarted after its own snapshot, which covers entries that
+        // were not durable.
+        _view.reset(last, 0, _check.committed_chain(_group, last).value_or(0));
+        return;
+    }
+    _view.truncate_after(last);
+}
+
+std::optional<std::string> group_disk::snapshot_image(std::uint64_t index) {
+    const node_disk::checkpoint* newest = _disk.newest_checkpoint(_group);
+    if (newest == nullptr || newest->index != index) return std::nullopt;
+    return newest->image;
+}
+
+void group_disk::save_snapshot(const replication::snapshot_meta& meta, std::uint64_t term,
+                               std::uint64_t vote, const state::checkpoint_image& image,
+                               std::function<void(bool)> done) {
+    node_disk::checkpoint c{meta.index, replication::encode_snapshot_header(meta, term, vote),
+                            image_bytes(image)};
+    _disk.save_checkpoint(_group, std::move(c), std::move(done));
+}
+
+}  // namespace dstream::sim
