@@ -404,10 +404,11 @@ void raft_replica::release_messages() {
 
 void raft_replica::write_failed(std::uint64_t now, std::uint64_t token) {
     _now = now;
-    // A failure reported for a write made before the last restart: that
-    // restart gave it up already (the WAL fails every batch after the first).
+    // A write the last restart already gave up: nothing more is lost.
     if (token < _restart_token) return;
-    // What is durable is what was reported written, in order, before.
+    // Every write not reported durable is lost with it: nothing before it
+    // counts as durable on this report (the node's WAL names a failed batch
+    // by its last token, so earlier writes of the batch failed too).
     _failed = true;
     if (_options.voters.size() == 1 && _durable_index < last_index()) {
         // No other replica has them: they are lost, and refusals.
@@ -434,6 +435,7 @@ void raft_replica::restart_from_durable(std::uint64_t now) {
     _core = nullptr;
     create_core();
     _failed = false;
+    _restart_token = _next_token;
 
     durable_state state;
     state.term = std::max<std::uint64_t>(_durable_term, 1);

@@ -61,8 +61,9 @@ struct durable_state {
 // The replica's disk. Writes are made in call order, each with a token that
 // increases; the owner reports back with written(token) once every write up
 // to that token is durable, or write_failed(token) when the write of that
-// token (and every later one) did not persist. Never from inside a write:
-// the replica is not re-entered by its storage.
+// token did not persist: it and every write not yet reported durable are
+// lost (a failed batch may be named by any of its tokens). Never from
+// inside a write: the replica is not re-entered by its storage.
 class raft_storage {
 public:
     virtual ~raft_storage() = default;
@@ -227,6 +228,7 @@ private:
     std::uint64_t _durable_index = 0;  // the last entry known durable
     std::deque<held_message> _held;
     bool _failed = false;  // a write failed: the core restarts once writes settle
+    std::uint64_t _restart_token = 0;  // the first token after the last restart
 };
 
 }  // namespace dstream::replication
