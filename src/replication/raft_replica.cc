@@ -452,6 +452,15 @@ void raft_replica::restart_from_durable(std::uint64_t now) {
             ++_first;
         }
     } else {
+        if (_snapshot && _durable_index < _snapshot->index) {
+            // The snapshot (durable) covers entries that are not: the log
+            // starts after it, in the snapshot's term at least.
+            _log.clear();
+            _bytes_kept = 0;
+            _first = _snapshot->index + 1;
+            _durable_index = _snapshot->index;
+            state.term = std::max(state.term, _snapshot->term);
+        }
         state.snapshot = _snapshot;
         state.first_index = _first;
     }
