@@ -269,7 +269,10 @@ void raft_replica::absorb(int /*rv*/, const raft_core_update* u) {
             }
         }
         std::string image(static_cast<const char*>(u->snapshot.data), u->snapshot.len);
-        // The whole log goes: the snapshot replaces it.
+        // The whole log goes: the snapshot replaces it. Until the snapshot
+        // is durable the log it replaces is the one on disk: a failed write
+        // restarts from that.
+        _replaced = replaced_log{std::move(_log), _first, _bytes_kept, _durable_index, _commit};
         _log.clear();
         _bytes_kept = 0;
         _first = meta.index + 1;
@@ -369,6 +372,7 @@ void raft_replica::written(std::uint64_t now, std::uint64_t token) {
     if (_installing && _installing_token <= token) {
         auto [meta, image] = std::move(*_installing);
         _installing.reset();
+        _replaced.reset();
         _events.install(meta, image);
         _applied = meta.index;
         _commit = std::max(_commit, meta.index);
@@ -418,7 +422,17 @@ void raft_replica::write_failed(std::uint64_t now, std::uint64_t token) {
 }
 
 void raft_replica::restart_from_durable(std::uint64_t now) {
-    _restart_token = _next_token;
+    if (_installing && _replaced) {
+        // The leader's snapshot did not become durable.
+        _log = std::move(_replaced->log);
+        _first = _replaced->first;
+        _bytes_kept = _replaced->bytes_kept;
+        _durable_index = _replaced->durable_index;
+        // Its commit index was the snapshot's: the old log's entries past
+        // the old one may be another leader's.
+        _commit = _replaced->commit;
+    }
+    _replaced.reset();
     while (!_log.empty() && last_index() > _durable_index) {
         _bytes_kept -= _log.back().bytes.size();
         _log.pop_back();

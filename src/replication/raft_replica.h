@@ -202,6 +202,15 @@ private:
     // A leader's snapshot being written: applied once durable.
     std::optional<std::pair<snapshot_meta, std::string>> _installing;
     std::uint64_t _installing_token = 0;
+    // The log a snapshot being written replaces, until it is durable.
+    struct replaced_log {
+        std::deque<log_entry> log;
+        std::uint64_t first = 1;
+        std::uint64_t bytes_kept = 0;
+        std::uint64_t durable_index = 0;
+        std::uint64_t commit = 0;
+    };
+    std::optional<replaced_log> _replaced;
 
     std::uint64_t _commit = 0;
     std::uint64_t _applied = 0;
