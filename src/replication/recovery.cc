@@ -51,8 +51,13 @@ void group_recovery::record(std::uint64_t index, std::string_view payload, log::
     if (!decoded) throw damaged(decoded.err().message);
     switch (decoded->kind) {
         case raft_record_kind::hard_state:
-            _term = decoded->term;
-            _vote = decoded->vote;
+            // Never back: a segment that outlived the checkpoint (it holds
+            // another group's records) may hold an older hard state than the
+            // checkpoint's. Within a term the vote is only ever cast once.
+            if (decoded->term > _term || (decoded->term == _term && _vote == 0)) {
+                _term = decoded->term;
+                _vote = decoded->vote;
+            }
             return;
         case raft_record_kind::snapshot_installed:
             // A leader's snapshot replaced the log before it: its checkpoint
