@@ -298,6 +298,7 @@ void raft_replica::absorb(int /*rv*/, const raft_core_update* u) {
     _commit = std::max(_commit, u->commit_index);
     apply_committed(_now);
     report_leadership();
+    take_pending_snapshot(_now);
 }
 
 void raft_replica::apply_committed(std::uint64_t now) {
@@ -373,6 +374,10 @@ void raft_replica::written(std::uint64_t now, std::uint64_t token) {
         auto [meta, image] = std::move(*_installing);
         _installing.reset();
         _replaced.reset();
+        // The state a snapshot the core did not take yet describes is gone
+        // (the leader's may even be older: entries applied here that this
+        // log no longer held).
+        _pending_snapshot.reset();
         _events.install(meta, image);
         _applied = meta.index;
         _commit = std::max(_commit, meta.index);
@@ -433,6 +438,14 @@ void raft_replica::restart_from_durable(std::uint64_t now) {
         _commit = _replaced->commit;
     }
     _replaced.reset();
+    if (_pending_snapshot) {
+        // Durable (a checkpoint): the restart may start from it, with only
+        // the entries the replica keeps after it (the core keeps every entry
+        // it starts with).
+        if (!_snapshot || _snapshot->index < _pending_snapshot->index) _snapshot = _pending_snapshot;
+        _pending_snapshot.reset();
+        drop_applied_entries();
+    }
     while (!_log.empty() && last_index() > _durable_index) {
         _bytes_kept -= _log.back().bytes.size();
         _log.pop_back();
@@ -495,13 +508,26 @@ void raft_replica::restart_from_durable(std::uint64_t now) {
 void raft_replica::snapshot_taken(std::uint64_t now, std::uint64_t index, std::uint64_t term) {
     _now = now;
     if (index > _applied || (_snapshot && _snapshot->index >= index)) return;
-    _snapshot = snapshot_meta{index, term, _configuration_index, _options.voters};
-    // The core forgets the terms of entries it covers, bar `trailing`; a
-    // sole voter's core has no entry of it left when it started from it.
-    if (_failed) return;
+    if (_pending_snapshot && _pending_snapshot->index >= index) return;
+    _pending_snapshot = snapshot_meta{index, term, _configuration_index, _options.voters};
+    take_pending_snapshot(now);
+}
+
+void raft_replica::take_pending_snapshot(std::uint64_t now) {
+    // A core restarted after a failed write knows no commit past its
+    // snapshot until the leader tells it again, and takes no snapshot past
+    // its commit index: until then the replica keeps the entries the core
+    // still sends from, and the storage's image is of a later index.
+    if (!_pending_snapshot || raft_core_commit_index(_core) < _pending_snapshot->index) return;
+    snapshot_meta meta = std::move(*_pending_snapshot);
+    _pending_snapshot.reset();
+    // The core forgets the terms of entries it covers, bar `trailing`.
     const raft_core_update* update = nullptr;
-    const int rv = raft_core_take_snapshot(_core, now, index, term, _options.trailing, &update);
-    if (rv == RAFT_CORE_OK) absorb(rv, update);
+    const int rv =
+        raft_core_take_snapshot(_core, now, meta.index, meta.term, _options.trailing, &update);
+    if (rv != RAFT_CORE_OK) return;  // a leader's snapshot is being installed: it supersedes
+    _snapshot = std::move(meta);
+    absorb(rv, update);
     drop_applied_entries();
 }
 

@@ -177,6 +177,7 @@ private:
     void apply_committed(std::uint64_t now);
     void release_messages();
     void drop_applied_entries();
+    void take_pending_snapshot(std::uint64_t now);
     void report_leadership();
     // Restarts the core from what is durable, after a failed write.
     void restart_from_durable(std::uint64_t now);
@@ -197,7 +198,9 @@ private:
     std::deque<log_entry> _log;
     std::uint64_t _first = 1;
     std::uint64_t _bytes_kept = 0;
-    std::optional<snapshot_meta> _snapshot;  // the newest one, durable
+    std::optional<snapshot_meta> _snapshot;  // the newest one the core took, durable
+    // A durable snapshot the core cannot take yet (take_pending_snapshot).
+    std::optional<snapshot_meta> _pending_snapshot;
     std::string _snapshot_buffer;            // what the snapshot callback hands out
     // A leader's snapshot being written: applied once durable.
     std::optional<std::pair<snapshot_meta, std::string>> _installing;
