@@ -464,6 +464,18 @@ void raft_replica::restart_from_durable(std::uint64_t now) {
     _failed = false;
     _restart_token = _next_token;
 
+    if (_durable_index == 0 && !_snapshot) {
+        // Entry 1 of its bootstrap never became durable (the term may have):
+        // it bootstraps again, as recovery does from a log without entries.
+        // Started with a term and no configuration it could never vote nor
+        // lead.
+        _log.clear();
+        _bytes_kept = 0;
+        _first = 1;
+        _durable_index = 0;
+        start(now, durable_state{});
+        return;
+    }
     durable_state state;
     state.term = std::max<std::uint64_t>(_durable_term, 1);
     state.vote = _durable_vote;
