@@ -721,6 +721,12 @@ struct span { /* a batch of entries handed out and not yet reported durable */
     raft_index last;
 };
 
+struct peer_match {
+    uint64_t id;
+    raft_term term;
+    raft_index index;
+};
+
 struct raft_core {
     struct raft raft;
     bool raft_initialized;
@@ -754,6 +760,11 @@ struct raft_core {
     struct raft_core_server* install_servers;
 
     char peer_address[ADDRESS_BUF];
+
+    /* As leader, per peer: the highest index it reported stored (and so
+     * matching ours) in `term`. See stale_rejection(). */
+    struct peer_match* matches;
+    size_t n_matches;
 };
 
 static int map_error(raft_core* c, int rv) {
@@ -1099,6 +1110,7 @@ void raft_core_destroy(raft_core* c) {
     free(c->entries);
     free(c->messages);
     free(c->spans);
+    free(c->matches);
     free(c);
 }
 
@@ -1292,6 +1304,52 @@ int raft_core_bootstrap(raft_core* c, uint64_t now, const uint64_t* voter_ids, s
     return rv;
 }
 
+/* libraft 0.22.1 (progressMaybeDecrement) takes a rejection that a probing
+ * leader receives at next_index - 1 even when a later answer of the same
+ * follower already matched that index: next_index drops to match_index, and
+ * the leader then sends that follower only heartbeats, for good (the count
+ * of entries in flight wraps). A rejection at or below what the follower
+ * reported stored in this term is stale (it was overtaken by the success):
+ * it is dropped here. Returns true when `a` is one. */
+static bool stale_rejection(raft_core* c, uint64_t from, const struct raft_append_entries_result* a) {
+    struct raft* r = &c->raft;
+    struct peer_match* p = NULL;
+    size_t i;
+    if (raft_state(r) != RAFT_LEADER || a->term != raft_current_term(r)) {
+        return false;
+    }
+    for (i = 0; i < c->n_matches && p == NULL; i++) {
+        if (c->matches[i].id == from) {
+            p = &c->matches[i];
+        }
+    }
+    if (p == NULL) {
+        struct peer_match* grown = realloc(c->matches, (c->n_matches + 1) * sizeof *grown);
+        if (grown == NULL) {
+            return false; /* no memory: libraft judges it alone */
+        }
+        c->matches = grown;
+        p = &c->matches[c->n_matches++];
+        p->id = from;
+        p->term = 0;
+    }
+    if (p->term != a->term) {
+        p->term = a->term;
+        p->index = 0;
+    }
+    if (a->rejected == 0) {
+        raft_index stored = a->last_log_index;
+        if (stored > raft_last_index(r)) {
+            stored = raft_last_index(r); /* a leftover of an older term: libraft's bound */
+        }
+        if (stored > p->index) {
+            p->index = stored;
+        }
+        return false;
+    }
+    return a->rejected <= p->index;
+}
+
 int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
                       const struct raft_core_update** update) {
     struct raft_message m;
@@ -1314,6 +1372,10 @@ int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
     if (to != c->id || from == c->id) {
         message_release(&m);
         return fail(c, RAFT_CORE_INVALID, "message not for this node");
+    }
+    if (m.type == RAFT_APPEND_ENTRIES_RESULT && stale_rejection(c, from, &m.append_entries_result)) {
+        message_release(&m);
+        return RAFT_CORE_OK;
     }
     id_address(from, c->peer_address);
     m.server_address = c->peer_address;
