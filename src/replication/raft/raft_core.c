@@ -1350,6 +1350,35 @@ static bool stale_rejection(raft_core* c, uint64_t from, const struct raft_appen
     return a->rejected <= p->index;
 }
 
+/* libraft 0.22.1 (checkLogMatchingProperty) rejects an AppendEntries whose
+ * previous entry lies below what its snapshot kept (it finds no term there),
+ * and ignores the older snapshot the leader then sends ("have more recent
+ * snapshot"): a follower whose snapshot is ahead of what the leader knows of
+ * it (it restarted from a checkpoint past the entries it had acknowledged)
+ * never catches up. Entries up to the snapshot are committed, so a leader
+ * of this term or a later one holds the same: the message is anchored at
+ * the snapshot instead, without the entries it covers. */
+static void anchor_at_snapshot(raft_core* c, struct raft_append_entries* a) {
+    struct raft* r = &c->raft;
+    raft_index skip;
+    if (c->snap_index == 0 || a->prev_log_index >= c->snap_index ||
+        a->term < raft_current_term(r) || raft_state(r) == RAFT_LEADER) {
+        return;
+    }
+    skip = c->snap_index - a->prev_log_index;
+    a->prev_log_index = c->snap_index;
+    a->prev_log_term = c->snap_term;
+    if (skip >= a->n_entries) {
+        if (a->n_entries > 0) {
+            raft_free(a->entries[0].batch); /* libraft frees it only with entries */
+        }
+        a->n_entries = 0;
+        return;
+    }
+    a->entries += skip;
+    a->n_entries -= (unsigned)skip;
+}
+
 int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
                       const struct raft_core_update** update) {
     struct raft_message m;
@@ -1357,6 +1386,7 @@ int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
     struct raft_update u;
     struct raft_configuration held_conf;
     struct raft_buffer held_data = {NULL, 0};
+    struct raft_entry* entries = NULL; /* an AppendEntries' array, ours */
     bool held = false;
     uint64_t from;
     uint64_t to;
@@ -1377,6 +1407,10 @@ int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
         message_release(&m);
         return RAFT_CORE_OK;
     }
+    if (m.type == RAFT_APPEND_ENTRIES) {
+        entries = m.append_entries.entries;
+        anchor_at_snapshot(c, &m.append_entries);
+    }
     id_address(from, c->peer_address);
     m.server_address = c->peer_address;
     if (m.type == RAFT_INSTALL_SNAPSHOT && c->raft.snapshot.installing) {
@@ -1395,9 +1429,7 @@ int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
     /* libraft freed the entries batch (or handed it back in the update,
      * freed by collect); the entries array is ours. The InstallSnapshot
      * configuration and data were freed by libraft, or taken by collect. */
-    if (m.type == RAFT_APPEND_ENTRIES && m.append_entries.n_entries > 0) {
-        raft_free(m.append_entries.entries);
-    }
+    raft_free(entries);
     if (held) {
         raft_configuration_close(&held_conf);
         raft_free(held_data.base);
