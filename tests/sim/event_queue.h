@@ -20,9 +20,7 @@ public:
         std::push_heap(_heap.begin(), _heap.end(), later{});
     }
     void after(std::uint64_t delay, action a) { at(_now + delay, std::move(a)); }
-    // The time of the next event; none: empty.
     bool empty() const { return _heap.empty(); }
-    std::uint64_t next_time() const { return _heap.front().when; }
     // Runs the earliest event.
     void step() {
         std::pop_heap(_heap.begin(), _heap.end(), later{});

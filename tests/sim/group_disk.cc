@@ -40,9 +40,9 @@ void group_disk::start_view(const replication::durable_state& state) {
                                     "replica applied",
                                     _group, _node, state.snapshot->index));
         }
-        _view.reset(state.snapshot->index, state.snapshot->term, chain.value_or(0));
+        _view.reset(state.snapshot->index, chain.value_or(0));
     } else {
-        _view.reset(state.first_index - 1, 0, 0);
+        _view.reset(state.first_index - 1, 0);
     }
     std::uint64_t index = state.first_index;
     for (const auto& e : state.entries) {
@@ -86,7 +86,7 @@ void group_disk::write_snapshot(std::uint64_t token, const replication::snapshot
                                 _group, _node, meta.index));
     }
     _before_install = _view;
-    _view.reset(meta.index, meta.term, chain.value_or(0));
+    _view.reset(meta.index, chain.value_or(0));
     _last_index = meta.index;
     // As wal_group_disk: the checkpoint first, durably, then the record
     // that says the log before it is the snapshot's.
@@ -110,7 +110,7 @@ void group_disk::restarted(std::uint64_t last) {
     if (last > _view.last_index()) {
         // It restarted after its own snapshot, which covers entries that
         // were not durable.
-        _view.reset(last, 0, _check.committed_chain(_group, last).value_or(0));
+        _view.reset(last, _check.committed_chain(_group, last).value_or(0));
         return;
     }
     _view.truncate_after(last);

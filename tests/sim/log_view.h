@@ -14,9 +14,8 @@ namespace dstream::sim {
 class log_view {
 public:
     // The log starts after `base_index` (a snapshot's, or 0), whose chain is `base_chain`.
-    void reset(std::uint64_t base_index, std::uint64_t base_term, std::uint64_t base_chain) {
+    void reset(std::uint64_t base_index, std::uint64_t base_chain) {
         _base_index = base_index;
-        _base_term = base_term;
         _base_chain = base_chain;
         _entries.clear();
     }
@@ -26,10 +25,10 @@ public:
                                      std::string_view bytes) {
         if (index <= _base_index || index > last_index() + 1) return std::nullopt;
         _entries.resize(index - _base_index - 1);
-        const std::uint64_t prev = index - 1 == _base_index ? _base_chain : _entries.back().chain;
+        const std::uint64_t prev = index - 1 == _base_index ? _base_chain : _entries.back();
         const std::uint64_t chain =
             mix(mix(prev, term), fnv1a(bytes, static_cast<std::uint64_t>(kind) + 1));
-        _entries.push_back(entry{term, chain});
+        _entries.push_back(chain);
         return chain;
     }
     // The replica dropped its entries after `last` (it restarted from what is durable).
@@ -43,23 +42,13 @@ public:
     std::optional<std::uint64_t> chain_at(std::uint64_t index) const {
         if (index == _base_index) return _base_chain;
         if (index < _base_index || index > last_index()) return std::nullopt;
-        return _entries[index - _base_index - 1].chain;
-    }
-    std::optional<std::uint64_t> term_at(std::uint64_t index) const {
-        if (index == _base_index) return _base_term;
-        if (index < _base_index || index > last_index()) return std::nullopt;
-        return _entries[index - _base_index - 1].term;
+        return _entries[index - _base_index - 1];
     }
 
 private:
-    struct entry {
-        std::uint64_t term;
-        std::uint64_t chain;
-    };
     std::uint64_t _base_index = 0;
-    std::uint64_t _base_term = 0;
     std::uint64_t _base_chain = 0;
-    std::deque<entry> _entries;
+    std::deque<std::uint64_t> _entries;  // each entry's chain
 };
 
 }  // namespace dstream::sim

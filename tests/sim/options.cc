@@ -43,6 +43,7 @@ sim_options sim_options::draw(std::uint64_t seed, sim_random& rng) {
     o.partition = rng.uniform(0, 0.4);
     o.partition_max_ms = static_cast<unsigned>(rng.between(100, 5000));
     o.crash_after_answer = rng.chance(0.5) ? 0 : rng.uniform(0, 0.01);
+    o.crash_after_vote = rng.chance(0.5) ? 0 : rng.uniform(0, 0.3);
 
     o.run_ms = static_cast<unsigned>(rng.between(8000, 20000));
     o.think_max_ms = static_cast<unsigned>(rng.between(0, 100));
@@ -59,7 +60,8 @@ std::string sim_options::describe() const {
         << " dup=" << duplicate << " fsync=" << fsync_min_ms << ".." << fsync_max_ms
         << "ms slow=" << slow_fsync << " failed_fsync=" << failed_fsync
         << " segment=" << segment_records << " crash=" << crash
-        << (crash_any ? "(any)" : "(minority)") << " crash_after_answer=" << crash_after_answer << " partition=" << partition
+        << (crash_any ? "(any)" : "(minority)") << " crash_after_answer=" << crash_after_answer
+        << " crash_after_vote=" << crash_after_vote << " partition=" << partition
         << " run=" << run_ms << "ms";
     return out.str();
 }

@@ -54,7 +54,9 @@ struct sim_options {
     unsigned partition_max_ms = 3000;
     // A node crashes just after it answered a vote or an append, the moment
     // a durability bug shows (the answer promised what the disk may lack).
+    // Votes are rare: they get a chance of their own.
     double crash_after_answer = 0.0;
+    double crash_after_vote = 0.0;
 
     // Phases: faults for run_ms, then everything heals and the cluster
     // must settle within settle_ms.

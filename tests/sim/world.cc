@@ -126,11 +126,14 @@ void world::deliver(std::uint64_t /*from*/, std::uint64_t to, std::uint32_t grou
 }
 
 void world::sent(std::uint64_t from, std::string_view bytes) {
-    if (_healed || !_rng.chance(_options.crash_after_answer)) return;
+    if (_healed) return;
     int type = 0;
     std::uint64_t sender = 0, to = 0;
     if (raft_core_message_peek(bytes.data(), bytes.size(), &type, &sender, &to) != 0) return;
-    if (type != RAFT_CORE_REQUEST_VOTE_RESULT && type != RAFT_CORE_APPEND_ENTRIES_RESULT) return;
+    const double chance = type == RAFT_CORE_REQUEST_VOTE_RESULT     ? _options.crash_after_vote
+                          : type == RAFT_CORE_APPEND_ENTRIES_RESULT ? _options.crash_after_answer
+                                                                    : 0.0;
+    if (!_rng.chance(chance)) return;
     const std::uint64_t incarnation = node(from).incarnation();
     _events.after(_rng.between(0, 5), [this, from, incarnation] {
         sim_node& n = node(from);
