@@ -240,7 +240,6 @@ private:
     std::uint64_t _durable_index = 0;  // the last entry known durable
     std::deque<held_message> _held;
     bool _failed = false;  // a write failed: the core restarts once writes settle
-    std::uint64_t _restart_token = 0;  // the first token after the last restart
 };
 
 }  // namespace dstream::replication

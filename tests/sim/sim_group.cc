@@ -47,7 +47,7 @@ void sim_group::submit(state::command_body body, service::write_done done) {
 }
 
 void sim_group::committed(const log::committed_entry& entry) {
-    const service::group_replica::applied applied =
+    service::group_replica::applied applied =
         _replica.apply(entry.index, entry.term, entry.bytes);
     _leader.applied(entry.index, entry.term, applied);
     ++_since_checkpoint;
