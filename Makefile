@@ -9,9 +9,13 @@ NPROC    := $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS ?= $(patsubst fuzz/%_fuzz.cc,%,$(wildcard fuzz/*_fuzz.cc))
 # `make sim`: seeds SIM_SEED_BASE .. SIM_SEED_BASE+SIM_SEEDS-1 of the simulation
-# (tests/sim/README.md), SIM_JOBS at a time.
+# (tests/sim/README.md), SIM_JOBS at a time. Without SIM_SEED_BASE the base is
+# drawn at random (and printed), so each run tries seeds nobody chose; ctest
+# runs the fixed seeds 1..800.
 SIM_SEEDS ?= 100
-SIM_SEED_BASE ?= 1
+ifndef SIM_SEED_BASE
+SIM_SEED_BASE := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+endif
 SIM_JOBS ?= $(NPROC)
 # `make soak`: how long, and where its report goes.
 SOAK_MINUTES ?= 30
@@ -56,11 +60,12 @@ fuzz: fuzz-build
 	  fuzz/run.sh build-fuzz/fuzz/$${t}_fuzz fuzz/corpus/$$t $(FUZZ_SECONDS) build-fuzz/runs/$$t || exit 1; \
 	done
 
-# The simulation tier over chosen seeds; it ends with "N passed, M failed" and
+# The simulation tier over SIM_SEEDS seeds from SIM_SEED_BASE; it ends with "N passed, M failed" and
 # prints, for each failed seed, the command that replays it alone.
 sim: deps
 	cmake --preset default
 	cmake --build --preset default --target dstream-sim
+	@echo "simulation: seeds $(SIM_SEED_BASE) .. $$(( $(SIM_SEED_BASE) + $(SIM_SEEDS) - 1 ))"
 	@build/tests/sim/dstream-sim --seeds $(SIM_SEEDS) --seed-base $(SIM_SEED_BASE) --jobs $(SIM_JOBS)
 
 # Not part of `make test`: SOAK_MINUTES of mixed load, restarts and checks

@@ -274,6 +274,35 @@ public:
         }
     }
 
+    // Nodes 1..n that start from the disks given (term and log each; entry 1
+    // the configuration of voters 1..n), all with pre-vote.
+    struct disk {
+        uint64_t term = 0;
+        std::vector<stored_entry> log;
+    };
+    explicit cluster(const std::vector<disk>& disks) {
+        for (size_t i = 0; i < disks.size(); i++) {
+            auto n_ = std::make_unique<node>(i + 1, &network_);
+            raft_core_set_pre_vote(n_->core(), 1);
+            std::vector<raft_core_entry> entries;
+            for (const auto& e : disks[i].log) {
+                entries.push_back({e.term, e.type, e.data.data(), e.data.size()});
+            }
+            raft_core_persisted_state s{};
+            s.term = disks[i].term;
+            s.start_index = 1;
+            s.entries = entries.data();
+            s.n_entries = entries.size();
+            n_->log_ = disks[i].log;
+            n_->term_ = disks[i].term;
+            const raft_core_update* u = nullptr;
+            int rv = raft_core_start(n_->core(), now_, &s, &u);
+            EXPECT_EQ(rv, RAFT_CORE_OK) << raft_core_errmsg(n_->core());
+            n_->absorb(rv, u);
+            nodes_.push_back(std::move(n_));
+        }
+    }
+
     node& at(uint64_t id) { return *nodes_[id - 1]; }
     uint64_t now() const { return now_; }
     const std::vector<wire_message>& sent() const { return log_of_sent_; }
@@ -612,6 +641,46 @@ TEST(RaftCore, StaleReportsAfterTruncationAreIgnored) {
         }
         return true;
     }));
+}
+
+// The voters ahead on terms are behind on the log, and the voter ahead on the
+// log is behind on terms. Pre-vote refusals carry the voter's own term, so the
+// one behind on terms catches up and an election succeeds: libraft alone
+// answers with the request's term, and no pre-vote ever succeeds.
+TEST(RaftCore, PreVoteRefusalsLetACandidateBehindOnTermsCatchUp) {
+    stored_entry configuration;
+    {
+        std::vector<wire_message> network;
+        node fresh(1, &network);
+        const raft_core_update* u = nullptr;
+        const uint64_t voters[] = {1, 2, 3};
+        int rv = raft_core_bootstrap(fresh.core(), 0, voters, 3, &u);
+        fresh.absorb(rv, u);
+        ASSERT_EQ(fresh.log_.size(), 1u);
+        configuration = fresh.log_[0];
+    }
+    const auto command = [](uint64_t term) {
+        return stored_entry{term, RAFT_CORE_COMMAND, "t" + std::to_string(term)};
+    };
+    std::vector<cluster::disk> disks(3);
+    disks[0] = {9, {configuration, command(1), command(3)}};                          // term ahead
+    disks[1] = {5, {configuration, command(1), command(3), command(5), command(5)}};  // log ahead
+    disks[2] = {7, {configuration, command(1), command(3), command(5)}};
+    cluster c(disks);
+    ASSERT_TRUE(c.run_until([&] { return c.agreed_leader() != 0; }, 30000))
+        << "no leader: the pre-votes deadlock";
+    const uint64_t leader = c.agreed_leader();
+    EXPECT_GT(c.at(leader).term_, 9u);
+    c.submit(leader, "after");
+    ASSERT_TRUE(c.run_until([&] {
+        for (uint64_t id = 1; id <= 3; id++) {
+            if (c.at(id).commands_.empty() || c.at(id).commands_.back() != "after") return false;
+        }
+        return true;
+    }));
+    EXPECT_EQ(c.at(1).commands_, c.at(leader).commands_);
+    EXPECT_EQ(c.at(2).commands_, c.at(leader).commands_);
+    EXPECT_EQ(c.at(3).commands_, c.at(leader).commands_);
 }
 
 // Leadership transfer: the transferee wins the next term.

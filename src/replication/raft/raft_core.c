@@ -911,7 +911,21 @@ static int push_message(raft_core* c, const struct raft_message* m) {
     struct wbuf w = {NULL, 0, 0, false};
     const void* data = NULL;
     size_t data_len = 0;
+    struct raft_message told_term;
     int rv;
+    if (m->type == RAFT_REQUEST_VOTE_RESULT && m->request_vote_result.pre_vote &&
+        !m->request_vote_result.vote_granted && c->raft.current_term > m->request_vote_result.term) {
+        /* libraft answers a pre-vote with the request's term, so a
+         * pre-candidate behind on terms never learns of the higher one. When
+         * the voters ahead on terms are behind on the log and the voters ahead
+         * on the log are behind on terms, no pre-vote can ever succeed: the
+         * group stays without a leader (found by the simulation). A refusal
+         * carries our term instead, and a pre-candidate more than one term
+         * behind takes it (recvRequestVoteResult), as in etcd's Raft. */
+        told_term = *m;
+        told_term.request_vote_result.term = c->raft.current_term;
+        m = &told_term;
+    }
     if (m->type == RAFT_INSTALL_SNAPSHOT) {
         if (m->install_snapshot.last_index != c->snap_index || c->storage.snapshot_data == NULL ||
             c->storage.snapshot_data(c->storage.ctx, c->snap_index, &data, &data_len) != 0) {
