@@ -27,8 +27,10 @@
 #include "edge/server.h"
 #include "cli/node_logs.h"
 #include "log/node_wal.h"
+#include "runtime/clock.h"
 #include "runtime/node_identity.h"
 #include "service/engine.h"
+#include "service/orphan_sweep.h"
 #include "storage/chunk_cache.h"
 #include "storage/local_dir_object_store.h"
 #include "storage/metered_object_store.h"
@@ -37,25 +39,22 @@ namespace {
 
 using namespace dstream;
 
-// Cold objects that no stream references (a crash between writing an object
-// and logging it, or between a delete and the removal of its objects), and
-// staged snapshot parts past their grace (no stream references a part; a
+// Cold objects that no stream references, once old enough (orphan_sweep.h),
+// and staged snapshot parts past their grace (no stream references a part; a
 // younger one may still be committed).
-void sweep_orphan_objects(storage::object_store& store, service::engine& engine) {
+void sweep_orphan_objects(storage::object_store& store, service::engine& engine,
+                          std::chrono::seconds grace) {
     const auto referenced = engine.referenced_object_keys();
-    std::size_t removed = 0;
-    for (const auto prefix : {service::chunk_key_prefix, service::snapshot_key_prefix}) {
-        auto objects = store.list(std::string(prefix));
-        if (!objects) {
-            spdlog::warn("cannot list cold objects; orphan sweep skipped");
-            return;
-        }
-        for (const auto& object : *objects) {
-            if (!referenced.contains(object.key) && store.remove(object.key)) ++removed;
-        }
+    const auto swept =
+        service::sweep_orphan_objects(store, referenced, grace, runtime::system_clock().wall_ms());
+    if (swept) {
+        spdlog::info(
+            "cold store: {} objects referenced, {} orphans removed, {} younger than the grace "
+            "kept",
+            referenced.size(), swept->removed, swept->kept_young);
+    } else {
+        spdlog::warn("cannot list cold objects; orphan sweep skipped");
     }
-    spdlog::info("cold store: {} objects referenced, {} orphans removed", referenced.size(),
-                 removed);
     engine.sweep_staged_parts();
 }
 
@@ -134,7 +133,7 @@ int run_serve(const cli::serve_options& opts) {
         engine->attach_logs(cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered));
         wal->start();
         cli::release_checkpointed(*wal, recovered);
-        sweep_orphan_objects(*store, *engine);
+        sweep_orphan_objects(*store, *engine, std::chrono::seconds(opts.cold_orphan_grace_seconds));
     }
     engine->start();
 

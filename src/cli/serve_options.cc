@@ -100,6 +100,12 @@ std::vector<config::setting> serve_settings(serve_options& o) {
     table.push_back(config::integer("staged_part_grace_seconds", o.staged_part_grace_seconds, 86400,
                                     1, 30 * 86400, unit::seconds,
                                     "Age after which unused staged snapshot parts are swept"));
+    table.push_back(config::integer(
+        "cold_orphan_grace_seconds", o.cold_orphan_grace_seconds, 3600, 60, 30 * 86400,
+        unit::seconds,
+        "Age a cold object must reach before the start-up sweep removes it when nothing "
+        "references it (an object whose command never reached the log); younger ones wait "
+        "for a later start"));
     table.push_back(config::integer("ingress_body_bytes", o.ingress_body_bytes, mib(256), mib(32),
                                     tib(1), unit::bytes,
                                     "Request bodies the node holds at once (being read or handled; "

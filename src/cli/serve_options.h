@@ -35,6 +35,7 @@ struct serve_options {
     bool access_log = false;
     std::uint64_t shutdown_timeout_seconds = 0;
     std::uint64_t staged_part_grace_seconds = 0;
+    std::uint64_t cold_orphan_grace_seconds = 0;
     std::uint64_t ingress_body_bytes = 0;
     std::uint64_t max_live_reads = 0;
     std::uint64_t max_live_reads_per_stream = 0;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <stdexcept>
@@ -148,7 +149,11 @@ result<std::vector<object_entry>> local_dir_object_store::list(const std::string
         if (rel.ends_with(temporary_suffix)) continue;
         const std::uint64_t bytes = it->file_size(gone);
         if (gone) continue;
-        entries.push_back(object_entry{std::move(rel), bytes});
+        const auto written = it->last_write_time(gone);
+        if (gone) continue;
+        const auto modified = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::file_clock::to_sys(written).time_since_epoch());
+        entries.push_back(object_entry{std::move(rel), bytes, modified.count()});
     }
     if (ec) return store_failure();
     return entries;

@@ -30,6 +30,10 @@ public:
 struct object_entry {
     std::string key;
     std::uint64_t size = 0;
+    // When the object was last written, in ms since the Unix epoch (a file's
+    // mtime, S3's LastModified); 0 when the store cannot tell, and then the
+    // orphan sweep never takes it, having no age to judge.
+    std::int64_t modified_ms = 0;
 };
 
 class object_store {
@@ -54,7 +58,7 @@ public:
     virtual result<std::optional<std::uint64_t>> size(const std::string& key) = 0;
     // Removing an absent object succeeds.
     virtual status remove(const std::string& key) = 0;
-    // The objects under `prefix`.
+    // The objects under `prefix`, with their sizes and modification times.
     virtual result<std::vector<object_entry>> list(const std::string& prefix) = 0;
 };
 

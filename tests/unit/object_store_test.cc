@@ -147,6 +147,28 @@ TEST_F(ObjectStore, ListNamesObjectsWithSizesUnderAPrefixOnly) {
     EXPECT_TRUE(store->list("nothing/")->empty());
 }
 
+// The orphan sweep judges an object's age by it.
+TEST_F(ObjectStore, ListCarriesWhenEachObjectWasWritten) {
+    ASSERT_TRUE(store->put("chunks/old", "1"));
+    ASSERT_TRUE(store->put("chunks/new", "2"));
+    const auto an_hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+    fs::last_write_time(root() / "chunks/old", an_hour_ago);
+    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    auto listed = store->list("chunks/");
+    ASSERT_TRUE(listed);
+    ASSERT_EQ(listed->size(), 2u);
+    for (const auto& entry : *listed) {
+        const std::int64_t age_ms = now_ms - entry.modified_ms;
+        if (entry.key == "chunks/old") {
+            EXPECT_NEAR(age_ms, 3'600'000, 60'000);
+        } else {
+            EXPECT_NEAR(age_ms, 0, 60'000);
+        }
+    }
+}
+
 TEST_F(ObjectStore, ARootGivenWithATrailingSlashListsTheSameKeys) {
     local_dir_object_store slashed(root().string() + "/");
     ASSERT_TRUE(slashed.put("parts/aa/1/x", "12345"));
