@@ -67,7 +67,10 @@ namespace dstream::protocol {
     /* base protocol 4.2: a deleted stream kept for its forks (a code of ours) */ \
     X(stream_soft_deleted, "STREAM_SOFT_DELETED", 409, true)              \
     X(snapshot_commits_busy, "SNAPSHOT_COMMITS_BUSY", 503, true)           \
-    X(snapshot_commit_in_progress, "SNAPSHOT_COMMIT_IN_PROGRESS", 503, false)
+    X(snapshot_commit_in_progress, "SNAPSHOT_COMMIT_IN_PROGRESS", 503, false) \
+    /* refused before the proposal: the cold store is failing and the group  */ \
+    /* holds its hot budget; also a cold read the failing store cannot serve */ \
+    X(cold_backpressure, "COLD_BACKPRESSURE", 503, true)
 
 enum class error_code : std::uint8_t {
 #define DSTREAM_X(name, wire, status, refusal) name,

@@ -20,6 +20,11 @@ std::string stream_directory(std::string_view stream_key) {
 
 }  // namespace
 
+error cold_read_refusal() {
+    return make_error(protocol::error_code::cold_backpressure,
+                      "the cold store is unavailable; retry later");
+}
+
 std::string snapshot_object_key(std::string_view stream_key, std::uint64_t incarnation,
                                 std::uint64_t offset, std::string_view digest_hex) {
     return std::string(snapshot_key_prefix) + stream_directory(stream_key) + "/" +

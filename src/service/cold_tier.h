@@ -11,6 +11,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "base/result.h"
 #include "storage/chunk_cache.h"
 #include "storage/object_store.h"
 
@@ -22,13 +23,25 @@ struct cold_tier {
     boost::asio::any_io_executor io;  // runs blocking object-store calls
     // The chunk grid (extensions 4.2): a stream flushes each full 4 MiB chunk.
     std::uint64_t chunk_bytes = 4u << 20;
-    // Hot bytes one group may hold before it flushes its largest tails early.
+    // Hot bytes one group may hold before it flushes its largest tails early;
+    // while the cold store fails, also the most it holds before it refuses
+    // writes with 503 COLD_BACKPRESSURE.
     std::uint64_t group_hot_budget = 16u << 20;
+    // After a failed chunk flush the group's next waits this long, doubling
+    // with each failure in a row up to the cap (flush_backoff.h).
+    std::chrono::milliseconds flush_retry_base{500};
+    std::chrono::milliseconds flush_retry_cap{30000};
     // Staged snapshot parts that no publish used are swept after this long.
     std::chrono::seconds staged_part_grace = std::chrono::hours(24);
 
     bool enabled() const { return store != nullptr; }
 };
+
+// A read of cold bytes the store could not give (an outage: the store has
+// retried already): 503 COLD_BACKPRESSURE with Retry-After, never a partial
+// body. Not COLD_STORE_FAILED, whose 502 the spec's table fixes and which
+// tells a client nothing about waiting.
+error cold_read_refusal();
 
 // Checkpoints bound replay after a restart (the group's log keeps them);
 // none with --memory.

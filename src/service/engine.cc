@@ -32,8 +32,7 @@ void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
         if (!object) {
             auto loaded = std::make_shared<std::string>();
             if (!cold.store->get(piece.object_key, 0, piece.object_size, *loaded)) {
-                plan.view.refusal =
-                    make_error(protocol::error_code::cold_store_failed, "the cold store failed");
+                plan.view.refusal = cold_read_refusal();
                 plan.view.data.clear();
                 return;
             }
@@ -336,7 +335,7 @@ void load_object_range(const cold_tier& cold, const std::string& object_key, std
                        std::uint64_t length, snapshot_view& view) {
     auto bytes = std::make_shared<std::string>();
     if (!cold.store->get(object_key, first, length, *bytes)) {
-        view.refusal = make_error(protocol::error_code::cold_store_failed, "the cold store failed");
+        view.refusal = cold_read_refusal();
         return;
     }
     const char* data = bytes->data();

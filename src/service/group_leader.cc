@@ -24,7 +24,8 @@ group_leader::group_leader(group_strand strand, group_replica& replica, group_re
       _clock(in.clock),
       _random(in.random),
       _cold(in.cold),
-      _metrics(in.metrics) {}
+      _metrics(in.metrics),
+      _flush_backoff(in.cold.flush_retry_base, in.cold.flush_retry_cap) {}
 
 void group_leader::submit(state::command_body body, write_done done) {
     bool post = false;
@@ -65,6 +66,10 @@ void group_leader::propose(state::command_body body, write_done done) {
         refuse(done, not_leading());
         return;
     }
+    if (auto refusal = cold_backpressure(body)) {
+        refuse(done, *refusal);
+        return;
+    }
     auto* publish = std::get_if<state::publish_snapshot>(&body);
     if (publish != nullptr && _cold.enabled() && publish->body.size() >= snapshot_inline_limit) {
         // Two steps, like a chunk: the object first, then the command that
@@ -103,6 +108,18 @@ void group_leader::propose(state::command_body body, write_done done) {
             refuse(done, not_leading());
             return;
     }
+}
+
+std::optional<error> group_leader::cold_backpressure(const state::command_body& body) {
+    if (!_flush_backoff.failing()) return std::nullopt;
+    std::uint64_t adds = 0;
+    if (const auto* a = std::get_if<state::append>(&body)) adds = a->body.size();
+    if (const auto* c = std::get_if<state::create_stream>(&body)) adds = c->body.size();
+    if (adds == 0 || _replica.hot_bytes() + adds <= _cold.group_hot_budget) return std::nullopt;
+    _metrics.cold_backpressure_refusals.inc();
+    return make_error(error_code::cold_backpressure,
+                      "the cold store is unavailable and the node holds all the unflushed "
+                      "bytes it may; retry later");
 }
 
 void group_leader::applied(std::uint64_t index, std::uint64_t term,
@@ -175,6 +192,8 @@ void group_leader::leadership_changed(const log::leadership& now) {
     if (!now.leads()) {
         // The jobs stop here; flushes in flight end as refused commands.
         _expiring.clear();
+        if (_flush_backoff.failing()) _metrics.groups_cold_failing.add(-1);
+        _flush_backoff.clear();
         return;
     }
     if (was_leader) return;
@@ -197,7 +216,11 @@ void group_leader::sweep() {
     for (const auto& [key, incarnation] : _reads.expired_streams(_clock.wall_ms())) {
         expire(key, incarnation);
     }
-    relieve_memory_pressure();
+    if (_flush_backoff.failing()) {
+        resume_flushes();
+    } else {
+        relieve_memory_pressure();
+    }
 }
 
 void group_leader::remove_garbage(const std::vector<std::string>& objects) {
@@ -210,15 +233,25 @@ void group_leader::remove_garbage(const std::vector<std::string>& objects) {
     });
 }
 
+bool group_leader::may_flush() const {
+    return _cold.enabled() && _flush_backoff.may_start(_clock.monotonic_ms());
+}
+
 void group_leader::maybe_flush(const std::string& key, const state::stream& s) {
-    if (!_cold.enabled() || _flushing.contains(key)) return;
+    if (!may_flush() || _flushing.contains(key)) return;
     const std::uint64_t grid_end = (s.cold_end() / _cold.chunk_bytes + 1) * _cold.chunk_bytes;
     if (s.tail() >= grid_end) start_flush(key, s, grid_end);
 }
 
+void group_leader::resume_flushes() {
+    if (!may_flush() || !_leadership.leads()) return;
+    _replica.state().for_each_stream(
+        [this](const std::string& key, const state::stream& s) { maybe_flush(key, s); });
+    relieve_memory_pressure();
+}
+
 void group_leader::relieve_memory_pressure() {
-    if (!_cold.enabled() || !_leadership.leads() ||
-        _replica.hot_bytes() <= _cold.group_hot_budget) {
+    if (!may_flush() || !_leadership.leads() || _replica.hot_bytes() <= _cold.group_hot_budget) {
         return;
     }
     // Flush the largest hot tails whole until the group is back under half
@@ -273,9 +306,21 @@ void group_leader::start_flush(const std::string& key, const state::stream& s,
 void group_leader::finish_flush(flush_chunk_job job, const status& written) {
     if (!written) {
         _flushing.erase(job.key);
-        spdlog::error(
-            "chunk flush of a stream failed; its bytes stay in memory and the flush is retried");
+        if (!_flush_backoff.failing()) {
+            _metrics.groups_cold_failing.add(1);
+            spdlog::error(
+                "cold store: a chunk flush failed; the bytes stay in memory, flushes back off, "
+                "and writes past the hot budget are refused with 503 COLD_BACKPRESSURE");
+        }
+        _metrics.cold_flush_failures.inc();
+        _flush_backoff.failed(_clock.monotonic_ms(), _random);
         return;
+    }
+    if (_flush_backoff.failing()) {
+        _metrics.groups_cold_failing.add(-1);
+        spdlog::info("cold store: a chunk flush succeeded again; flushing resumes");
+        _flush_backoff.clear();
+        resume_flushes();
     }
     state::flush_chunk cmd{job.key, job.incarnation, job.start, job.end, job.object_key};
     propose(std::move(cmd),

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "runtime/compact_strand.h"
 #include "runtime/random.h"
 #include "service/cold_tier.h"
+#include "service/flush_backoff.h"
 #include "service/group_reads.h"
 #include "service/group_replica.h"
 #include "state/command.h"
@@ -90,8 +92,14 @@ private:
     void answer(write_done& done, state::apply_result r);
     void refuse(write_done& done, const error& why);
 
+    // COLD_BACKPRESSURE when `body` would add hot bytes past the group's
+    // budget while the cold store fails; nothing otherwise.
+    std::optional<error> cold_backpressure(const state::command_body& body);
+    bool may_flush() const;
     void maybe_flush(const std::string& key, const state::stream& s);
     void relieve_memory_pressure();
+    // Every flush that is due: after an outage, with no append to start them.
+    void resume_flushes();
     struct flush_chunk_job {
         std::string key;
         std::uint64_t incarnation = 0;
@@ -119,6 +127,7 @@ private:
     std::unordered_set<std::string> _expiring;
     // Streams with a chunk flush in flight (at most one each).
     std::unordered_set<std::string> _flushing;
+    flush_backoff _flush_backoff;
 
     std::mutex _submitted_mutex;
     std::vector<submission> _submitted;  // under _submitted_mutex

@@ -19,6 +19,16 @@ void service_metrics::collect(metrics::exposition& out) const {
     out.counter("dstream_live_readers_behind_total",
                 "SSE readers dropped from their stream's updates for being too far behind",
                 live_readers_behind.value());
+    out.counter("dstream_cold_flush_failures_total",
+                "Chunk flushes the cold store failed (the bytes stay in memory)",
+                cold_flush_failures.value());
+    out.counter("dstream_cold_backpressure_refusals_total",
+                "Writes refused with 503 COLD_BACKPRESSURE: the cold store failed and the "
+                "group held its hot budget",
+                cold_backpressure_refusals.value());
+    out.gauge("dstream_groups_cold_failing",
+              "Groups whose last chunk flush failed (flushing backs off until one succeeds)",
+              static_cast<double>(groups_cold_failing.value()));
 }
 
 }  // namespace dstream::service

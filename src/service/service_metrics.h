@@ -18,6 +18,10 @@ struct service_metrics : metrics::registered<service_metrics> {
     // SSE readers dropped from their stream's updates for being too far
     // behind (they go on by reading for themselves).
     metrics::counter live_readers_behind;
+    // The cold store's outages as the groups see them.
+    metrics::counter cold_flush_failures;
+    metrics::counter cold_backpressure_refusals;
+    metrics::gauge groups_cold_failing;
 
     void collect(metrics::exposition& out) const;
 };

@@ -35,6 +35,8 @@ TEST(ErrorCodes, StatusesFollowTheSpecTable) {
     EXPECT_EQ(http_status(error_code::producer_limit), 429u);
     EXPECT_EQ(http_status(error_code::internal), 500u);
     EXPECT_EQ(http_status(error_code::wal_disk_pressure), 503u);
+    EXPECT_EQ(http_status(error_code::cold_store_failed), 502u);
+    EXPECT_EQ(http_status(error_code::cold_backpressure), 503u);
 }
 
 TEST(ErrorCodes, WriteOutcomeClassification) {
@@ -49,6 +51,7 @@ TEST(ErrorCodes, WriteOutcomeClassification) {
     EXPECT_TRUE(proves_refusal(error_code::no_leader));
     EXPECT_TRUE(proves_refusal(error_code::ingress_body_bytes_limit_reached));
     EXPECT_TRUE(proves_refusal(error_code::no_cold_store));
+    EXPECT_TRUE(proves_refusal(error_code::cold_backpressure));
     EXPECT_FALSE(proves_refusal(error_code::outcome_unknown));
     EXPECT_FALSE(proves_refusal(error_code::internal));
     EXPECT_FALSE(proves_refusal(error_code::cold_store_failed));

@@ -1,0 +1,197 @@
+// A node whose cold store goes away (an S3 outage) and comes back, through
+// the engine the edge calls: writes go on into memory up to the group's hot
+// budget, then are refused with 503 COLD_BACKPRESSURE and Retry-After; a read
+// of cold bytes is refused the same way, never answered partially; once the
+// store is back the groups flush by themselves and every acknowledged byte
+// reads back as it was written.
+#include <string>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <gtest/gtest.h>
+
+#include "cli/node_logs.h"
+#include "edge/write_answer.h"
+#include "memory_object_store.h"
+#include "run_to_end.h"
+#include "service/engine.h"
+
+namespace dstream::service {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using protocol::error_code;
+
+constexpr std::string_view content_type = "application/octet-stream";
+constexpr std::uint64_t chunk_bytes = 1024;
+constexpr std::uint64_t hot_budget = 8 * 1024;
+const std::string stream = "/v1/stream/outage";
+
+class ColdOutage : public ::testing::Test {
+protected:
+    ColdOutage() : _engine(_io, 1, cold(), checkpointing{}) {
+        _engine.attach_logs(cli::memory_logs(_pool.get_executor()));
+        _engine.start();
+        _io.run_for(20ms);  // the group's first records
+        state::create_stream c;
+        c.key = stream;
+        c.content_type = content_type;
+        EXPECT_FALSE(write(std::move(c)).refusal);
+    }
+    ~ColdOutage() override { _pool.join(); }
+
+    state::apply_result write(state::command_body body) {
+        return test::run_to_end(_io, _engine.write(body));
+    }
+    // Appends; on success `model` (the acknowledged bytes) grows by `bytes`.
+    state::apply_result append(const std::string& bytes) {
+        state::append a;
+        a.key = stream;
+        a.content_type = content_type;
+        a.body = bytes;
+        state::apply_result r = write(std::move(a));
+        if (!r.refusal) {
+            EXPECT_EQ(r.start_offset, model.size()) << "no gap, no duplicate";
+            model += bytes;
+        }
+        return r;
+    }
+    result<std::string> read_all() {
+        std::string out;
+        for (std::uint64_t at = 0;;) {
+            read_request request;
+            request.key = stream;
+            request.start = protocol::read_start{protocol::read_start::kind::position, at};
+            request.max_bytes = 1 << 20;
+            const stream_view view = test::run_to_end(_io, _engine.read(request));
+            if (view.refusal) {
+                EXPECT_TRUE(view.data.empty() && view.files.empty()) << "no partial body";
+                return *view.refusal;
+            }
+            for (const auto& slice : view.data) out.append(slice.view());
+            if (view.next == view.tail) return out;
+            at = view.next;
+        }
+    }
+    template <typename Predicate>
+    bool settle_until(Predicate done, std::chrono::seconds limit = 20s) {
+        const auto until = std::chrono::steady_clock::now() + limit;
+        while (!done()) {
+            if (std::chrono::steady_clock::now() > until) return false;
+            _io.run_for(5ms);
+        }
+        return true;
+    }
+    std::size_t chunks() const { return store.count_under(std::string(chunk_key_prefix)); }
+
+    // Until the store holds the first chunk: the stream has cold bytes.
+    void write_first_chunk() {
+        ASSERT_FALSE(append(std::string(chunk_bytes + 100, 'c')).refusal);
+        ASSERT_TRUE(settle_until([&] { return chunks() > 0; }));
+    }
+    // Appends of 100 bytes while the store is down until one is refused.
+    state::apply_result append_until_refused() {
+        for (int i = 0; i < 1000; ++i) {
+            state::apply_result r = append(std::string(100, static_cast<char>('a' + i % 26)));
+            if (r.refusal) return r;
+            _io.run_for(1ms);  // the flushes that fail meanwhile
+        }
+        ADD_FAILURE() << "no append was refused";
+        return {};
+    }
+
+    test::memory_object_store store;
+    std::string model;
+
+private:
+    cold_tier cold() {
+        cold_tier c;
+        c.store = &store;
+        c.cache = &_cache;
+        c.io = _pool.get_executor();
+        c.chunk_bytes = chunk_bytes;
+        c.group_hot_budget = hot_budget;
+        c.flush_retry_base = 5ms;
+        c.flush_retry_cap = 40ms;
+        return c;
+    }
+
+    asio::io_context _io;
+    asio::executor_work_guard<asio::io_context::executor_type> _guard{_io.get_executor()};
+    asio::thread_pool _pool{2};
+    storage::chunk_cache _cache{0};  // every cold read goes to the store
+    engine _engine;
+};
+
+// What the edge answers with: the status and Retry-After of the refusal.
+edge::response edge_refusal(const error& e) {
+    asio::io_context io;
+    edge::connection_stream connection{edge::connection_executor(io)};
+    edge::request req{boost::beast::http::verb::post, stream, 11};
+    edge::edge_options options;
+    edge::answer_summary summary;
+    const edge::exchange ex(connection, req, edge::route{}, *edge::query_params::parse(""), nullptr,
+                            options, summary);
+    return ex.make_error(e);
+}
+
+TEST_F(ColdOutage, WritesGoOnIntoMemoryWhileTheStoreIsDownAndUnderBudget) {
+    write_first_chunk();
+    store.set_down(true);
+    for (int i = 0; i < 40; ++i) {
+        ASSERT_FALSE(append(std::string(100, 'w')).refusal) << "append " << i;
+        _io.run_for(1ms);
+    }
+    EXPECT_GT(store.failed_calls(), 0u) << "flushes were tried";
+    store.set_down(false);
+    EXPECT_EQ(*read_all(), model);
+}
+
+TEST_F(ColdOutage, PastTheBudgetWritesAreRefused503WithRetryAfter) {
+    write_first_chunk();
+    store.set_down(true);
+    const std::size_t before = model.size();
+    const state::apply_result refused = append_until_refused();
+    ASSERT_TRUE(refused.refusal);
+    EXPECT_EQ(refused.refusal->code, error_code::cold_backpressure);
+    EXPECT_TRUE(protocol::proves_refusal(refused.refusal->code));
+    const edge::response answer = edge_refusal(*refused.refusal);
+    EXPECT_EQ(answer.result_int(), 503u);
+    EXPECT_EQ(answer[boost::beast::http::field::retry_after], "1");
+    EXPECT_NE(answer.body().find("COLD_BACKPRESSURE"), std::string::npos);
+    EXPECT_LE(model.size() - before, hot_budget) << "the budget held";
+}
+
+TEST_F(ColdOutage, FlushingResumesByItselfAndTheBytesReadBackIdentical) {
+    write_first_chunk();
+    store.set_down(true);
+    ASSERT_TRUE(append_until_refused().refusal);
+    const std::size_t chunks_before = chunks();
+    store.set_down(false);
+    // No append starts it: the group's own retry does.
+    ASSERT_TRUE(settle_until([&] { return chunks() > chunks_before; }));
+    state::apply_result accepted;
+    ASSERT_TRUE(settle_until([&] {
+        accepted = append(std::string(100, 'z'));
+        return !accepted.refusal;
+    })) << "writes are taken again once the flushes drained the memory";
+    const auto read = read_all();
+    ASSERT_TRUE(read);
+    EXPECT_EQ(*read, model);
+}
+
+TEST_F(ColdOutage, AColdReadDuringTheOutageIs503AndNeverPartial) {
+    write_first_chunk();
+    store.set_down(true);
+    const auto read = read_all();
+    ASSERT_FALSE(read);
+    EXPECT_EQ(read.err().code, error_code::cold_backpressure);
+    EXPECT_EQ(edge_refusal(read.err()).result_int(), 503u);
+    store.set_down(false);
+    EXPECT_EQ(*read_all(), model);
+}
+
+}  // namespace
+}  // namespace dstream::service
