@@ -12,12 +12,15 @@ using protocol::error_code;
 // ends, no empty label between dots.
 bool valid_bucket_name(std::string_view name) {
     if (name.size() < 3 || name.size() > 63) return false;
-    const auto alphanumeric = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    const auto alphanumeric = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    };
     if (!alphanumeric(name.front()) || !alphanumeric(name.back())) return false;
     for (std::size_t i = 0; i < name.size(); ++i) {
         const char c = name[i];
         if (!alphanumeric(c) && c != '.' && c != '-') return false;
-        if (c == '.' && (name[i - 1] == '.' || name[i - 1] == '-' || name[i + 1] == '-')) return false;
+        if (c == '.' && (name[i - 1] == '.' || name[i - 1] == '-' || name[i + 1] == '-'))
+            return false;
     }
     return true;
 }
@@ -33,8 +36,9 @@ result<s3_location> parse_s3_url(std::string_view url) {
     s3_location location;
     location.bucket = std::string(url.substr(0, slash));
     if (!valid_bucket_name(location.bucket))
-        return make_error(error_code::invalid_request,
-                          "an S3 bucket name is 3 to 63 lower-case letters, digits, dots and hyphens");
+        return make_error(
+            error_code::invalid_request,
+            "an S3 bucket name is 3 to 63 lower-case letters, digits, dots and hyphens");
     if (slash != std::string_view::npos) {
         std::string_view prefix = url.substr(slash + 1);
         while (prefix.ends_with('/')) prefix.remove_suffix(1);

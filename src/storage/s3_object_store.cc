@@ -36,10 +36,14 @@ std::string describe(const s3_response& response) {
 std::string xml_escaped(std::string_view text) {
     std::string out;
     for (const char c : text) {
-        if (c == '&') out += "&amp;";
-        else if (c == '<') out += "&lt;";
-        else if (c == '>') out += "&gt;";
-        else out.push_back(c);
+        if (c == '&')
+            out += "&amp;";
+        else if (c == '<')
+            out += "&lt;";
+        else if (c == '>')
+            out += "&gt;";
+        else
+            out.push_back(c);
     }
     return out;
 }
@@ -62,15 +66,18 @@ private:
     s3_store& _store;
     std::string _key;  // the caller's key, without the store's prefix
     std::string _pending;
-    std::string _upload_id;  // from the upload's creation to its completion
+    std::string _upload_id;           // from the upload's creation to its completion
     std::vector<std::string> _etags;  // of parts 1, 2, ...
-    bool _done = false;  // finished, or failed: no more writes
+    bool _done = false;               // finished, or failed: no more writes
 };
 
 class s3_store final : public object_store {
 public:
     s3_store(s3_options options, runtime::random_source& random, s3_backoff_wait wait)
-        : _options(std::move(options)), _http(_options), _random(random), _wait(std::move(wait)),
+        : _options(std::move(options)),
+          _http(_options),
+          _random(random),
+          _wait(std::move(wait)),
           _bucket_url(bucket_url(_options)) {}
 
     status put(const std::string& key, std::string_view bytes) override {
@@ -90,13 +97,15 @@ public:
             // No range names zero bytes: the object need only exist.
             auto bytes = size(key);
             if (!bytes) return bytes.err();
-            if (!*bytes || **bytes < offset) return failure("GetObject", key, "no such object or range");
+            if (!*bytes || **bytes < offset)
+                return failure("GetObject", key, "no such object or range");
             out.clear();
             return ok_status();
         }
-        const std::string first_last = std::to_string(offset) + "-" + std::to_string(offset + length - 1);
-        s3_request request{.method = "GET", .url = object_url(key),
-                           .headers = {"Range: bytes=" + first_last}};
+        const std::string first_last =
+            std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+        s3_request request{
+            .method = "GET", .url = object_url(key), .headers = {"Range: bytes=" + first_last}};
         s3_response response = call(request);
         if (response.status != 206) return failure("GetObject", key, response);
         // A short body, or a server that ignored the range, is no read.
@@ -111,7 +120,8 @@ public:
         const s3_response response = call(s3_request{.method = "HEAD", .url = object_url(key)});
         // A HEAD has no body to tell a missing key from a missing bucket.
         if (response.status == 404) return std::optional<std::uint64_t>();
-        if (response.status != 200 || !response.content_length) return failure("HeadObject", key, response);
+        if (response.status != 200 || !response.content_length)
+            return failure("HeadObject", key, response);
         return std::optional<std::uint64_t>(*response.content_length);
     }
 
@@ -132,7 +142,8 @@ public:
         do {
             s3_query query{{"list-type", "2"}, {"prefix", full_prefix}};
             if (!token.empty()) query.emplace_back("continuation-token", token);
-            s3_request request{.method = "GET", .url = _bucket_url + "/",
+            s3_request request{.method = "GET",
+                               .url = _bucket_url + "/",
                                .query = detail::s3_canonical_query(std::move(query))};
             const s3_response response = call(request);
             if (response.status != 200) return failure("ListObjectsV2", prefix, response);
@@ -140,7 +151,8 @@ public:
             if (!page) return failure("ListObjectsV2", prefix, "an unreadable listing");
             for (auto& object : page->objects) {
                 if (!object.key.starts_with(store_prefix)) continue;  // S3 lists none such
-                entries.push_back(object_entry{object.key.substr(store_prefix.size()), object.size});
+                entries.push_back(
+                    object_entry{object.key.substr(store_prefix.size()), object.size});
             }
             token = std::move(page->next_token);
         } while (!token.empty());
@@ -159,12 +171,14 @@ public:
 
     result<std::string> upload_part(const std::string& key, const std::string& upload_id,
                                     unsigned number, std::string_view bytes) {
-        s3_request request{.method = "PUT", .url = object_url(key),
+        s3_request request{.method = "PUT",
+                           .url = object_url(key),
                            .query = detail::s3_canonical_query(
                                {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}}),
                            .body = bytes};
         const s3_response response = call(request);
-        if (response.status != 200 || response.etag.empty()) return failure("UploadPart", key, response);
+        if (response.status != 200 || response.etag.empty())
+            return failure("UploadPart", key, response);
         return response.etag;
     }
 
@@ -175,9 +189,11 @@ public:
             body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" +
                     xml_escaped(etags[i]) + "</ETag></Part>";
         body += "</CompleteMultipartUpload>";
-        s3_request request{.method = "POST", .url = object_url(key),
+        s3_request request{.method = "POST",
+                           .url = object_url(key),
                            .query = detail::s3_canonical_query({{"uploadId", upload_id}}),
-                           .headers = {"Content-Type: application/xml"}, .body = body,
+                           .headers = {"Content-Type: application/xml"},
+                           .body = body,
                            .error_in_ok_body = true};
         const s3_response response = call(request);
         if (response.status != 200 || !detail::parse_s3_error_code(response.body).empty())
@@ -186,7 +202,8 @@ public:
     }
 
     void abort_upload(const std::string& key, const std::string& upload_id) {
-        s3_request request{.method = "DELETE", .url = object_url(key),
+        s3_request request{.method = "DELETE",
+                           .url = object_url(key),
                            .query = detail::s3_canonical_query({{"uploadId", upload_id}})};
         const s3_response response = call(request);
         // The parts stay billed until a bucket lifecycle rule removes them.
@@ -226,12 +243,14 @@ private:
 
     // Errors name the call and S3's answer, never a key (extensions 11: no
     // object keys in messages); the log line names it.
-    static error failure(std::string_view operation, const std::string& key, const std::string& what) {
+    static error failure(std::string_view operation, const std::string& key,
+                         const std::string& what) {
         spdlog::warn("s3: {} of {:?} failed: {}", operation, key, what);
         return make_error(error_code::cold_store_failed,
                           "the cold store failed: S3 " + std::string(operation) + ": " + what);
     }
-    static error failure(std::string_view operation, const std::string& key, const s3_response& response) {
+    static error failure(std::string_view operation, const std::string& key,
+                         const s3_response& response) {
         return failure(operation, key, describe(response));
     }
 
@@ -240,8 +259,6 @@ private:
     runtime::random_source& _random;
     s3_backoff_wait _wait;
     std::string _bucket_url;
-
-    friend class s3_writer;
 };
 
 s3_writer::~s3_writer() {
@@ -249,10 +266,13 @@ s3_writer::~s3_writer() {
 }
 
 status s3_writer::write(std::string_view bytes) {
-    if (_done) return make_error(error_code::cold_store_failed, "the cold store failed: a writer after its end");
+    if (_done)
+        return make_error(error_code::cold_store_failed,
+                          "the cold store failed: a writer after its end");
     _pending.append(bytes);
     if (_upload_id.empty()) {
-        if (_pending.empty() || _pending.size() < _store.options().multipart_threshold) return ok_status();
+        if (_pending.empty() || _pending.size() < _store.options().multipart_threshold)
+            return ok_status();
         auto id = _store.create_upload(_key);
         if (!id) {
             _done = true;
@@ -267,7 +287,8 @@ status s3_writer::send_full_parts() {
     const std::uint64_t part_bytes = _store.options().part_bytes;
     std::size_t sent = 0;
     while (_pending.size() - sent >= part_bytes) {
-        if (auto part = send_part(std::string_view(_pending).substr(sent, part_bytes)); !part) return part;
+        if (auto part = send_part(std::string_view(_pending).substr(sent, part_bytes)); !part)
+            return part;
         sent += part_bytes;
     }
     _pending.erase(0, sent);
@@ -277,9 +298,11 @@ status s3_writer::send_full_parts() {
 status s3_writer::send_part(std::string_view bytes) {
     if (_etags.size() == max_parts) {
         _done = true;
-        return make_error(error_code::cold_store_failed, "the cold store failed: an object of more than 10000 parts");
+        return make_error(error_code::cold_store_failed,
+                          "the cold store failed: an object of more than 10000 parts");
     }
-    auto etag = _store.upload_part(_key, _upload_id, static_cast<unsigned>(_etags.size() + 1), bytes);
+    auto etag =
+        _store.upload_part(_key, _upload_id, static_cast<unsigned>(_etags.size() + 1), bytes);
     if (!etag) {
         _done = true;
         return etag.err();
@@ -289,7 +312,9 @@ status s3_writer::send_part(std::string_view bytes) {
 }
 
 status s3_writer::finish() {
-    if (_done) return make_error(error_code::cold_store_failed, "the cold store failed: a writer after its end");
+    if (_done)
+        return make_error(error_code::cold_store_failed,
+                          "the cold store failed: a writer after its end");
     if (_upload_id.empty()) {
         _done = true;
         return _store.put(_key, _pending);
@@ -316,7 +341,8 @@ result<std::unique_ptr<object_store>> make_s3_object_store(s3_options options,
         return make_error(error_code::invalid_request, std::move(message));
     };
     if (options.credentials.access_key_id.empty() || options.credentials.secret_access_key.empty())
-        return invalid("the S3 store has no credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)");
+        return invalid(
+            "the S3 store has no credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)");
     while (options.endpoint.ends_with('/')) options.endpoint.pop_back();
     if (!options.endpoint.empty() && !options.endpoint.starts_with("http://") &&
         !options.endpoint.starts_with("https://"))

@@ -6,6 +6,10 @@
 // on 5xx, throttling, timeouts and resets (every key is deterministic, so a
 // repeated put is harmless).
 //
+// Every failure is COLD_STORE_FAILED (502), its message naming the S3 call
+// and S3's answer ("PutObject: 403 AccessDenied"), never a key or a
+// credential; the log line beside it names the key.
+//
 // Calls block, as object_store says: the server runs them on its I/O pool.
 #include <chrono>
 #include <cstdint>

@@ -2,13 +2,13 @@
 
 #include <chrono>
 #include <cstring>
+#include <poll.h>
 #include <stdexcept>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 namespace dstream::testing {
 namespace {
@@ -126,7 +126,8 @@ void fake_s3_server::handle(int connection) {
     }
     std::string text = "HTTP/1.1 " + std::to_string(answer.status) + " Scripted\r\n";
     for (const auto& line : answer.headers) text += line + "\r\n";
-    text += "Content-Length: " + std::to_string(answer.body.size()) + "\r\nConnection: close\r\n\r\n";
+    text +=
+        "Content-Length: " + std::to_string(answer.body.size()) + "\r\nConnection: close\r\n\r\n";
     if (head.rfind("HEAD ", 0) != 0) text += answer.body;
     send_all(connection, text);
 }

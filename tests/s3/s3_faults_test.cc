@@ -2,9 +2,9 @@
 // which failures are attempted again, how long it waits between attempts,
 // that a call fails cleanly once they run out, and that the store works
 // again when the server does.
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 #include "fake_s3_server.h"
 #include "s3_test_env.h"
@@ -43,8 +43,9 @@ protected:
 };
 
 TEST_F(S3Faults, ThrottlingServerErrorsAndResetsAreRetriedWithinTheBackoffBounds) {
-    _server->script({fake_answer::s3_error(503, "SlowDown"), fake_answer::s3_error(500, "InternalError"),
-                    fake_answer::s3_error(429, "TooManyRequests"), fake_answer::reset(), fake_answer{}});
+    _server->script(
+        {fake_answer::s3_error(503, "SlowDown"), fake_answer::s3_error(500, "InternalError"),
+         fake_answer::s3_error(429, "TooManyRequests"), fake_answer::reset(), fake_answer{}});
     auto store = make_store(options_for(*_server), _waits);
     ASSERT_TRUE(store->put("k", "v").ok());
     EXPECT_EQ(_server->requests().size(), 5u);
@@ -80,7 +81,8 @@ TEST_F(S3Faults, OtherClientErrorsFailAtOnce) {
 }
 
 TEST_F(S3Faults, ATimedOutRequestIsRetried) {
-    const fake_answer ranged{fake_answer::kind::respond, 206, "abcd", {"Content-Range: bytes 10-13/100"}};
+    const fake_answer ranged{
+        fake_answer::kind::respond, 206, "abcd", {"Content-Range: bytes 10-13/100"}};
     _server->script({fake_answer::stall(), ranged});
     auto options = options_for(*_server);
     options.request_timeout = 300ms;
@@ -94,8 +96,8 @@ TEST_F(S3Faults, ATimedOutRequestIsRetried) {
 
 TEST_F(S3Faults, AShortOrUnrangedAnswerIsNoRead) {
     _server->script({{fake_answer::kind::respond, 206, "abc", {"Content-Range: bytes 10-12/13"}},
-                    {fake_answer::kind::respond, 200, "abcd", {}},
-                    {fake_answer::kind::respond, 206, "abcd", {"Content-Range: bytes 0-3/100"}}});
+                     {fake_answer::kind::respond, 200, "abcd", {}},
+                     {fake_answer::kind::respond, 206, "abcd", {"Content-Range: bytes 0-3/100"}}});
     auto store = make_store(options_for(*_server), _waits);
     std::string out = "untouched";
     expect_clean_failure(store->get("k", 10, 4, out), "GetObject", "length");
@@ -116,8 +118,10 @@ TEST_F(S3Faults, AServerThatIsDownFailsTheCallAndServesTheNextOnceBack) {
 }
 
 const fake_answer upload_created{
-    fake_answer::kind::respond, 200,
-    "<InitiateMultipartUploadResult><UploadId>up-1</UploadId></InitiateMultipartUploadResult>", {}};
+    fake_answer::kind::respond,
+    200,
+    "<InitiateMultipartUploadResult><UploadId>up-1</UploadId></InitiateMultipartUploadResult>",
+    {}};
 const fake_answer part_stored{fake_answer::kind::respond, 200, "", {"ETag: \"e\""}};
 
 storage::s3_options small_parts(storage::s3_options options) {
@@ -127,9 +131,11 @@ storage::s3_options small_parts(storage::s3_options options) {
 }
 
 TEST_F(S3Faults, ACompletionThatFailsInItsOkBodyIsRetried) {
-    _server->script({upload_created, part_stored, part_stored,
-                     fake_answer{fake_answer::kind::respond, 200, "<Error><Code>InternalError</Code></Error>", {}},
-                     fake_answer{fake_answer::kind::respond, 200, "<CompleteMultipartUploadResult/>", {}}});
+    _server->script(
+        {upload_created, part_stored, part_stored,
+         fake_answer{
+             fake_answer::kind::respond, 200, "<Error><Code>InternalError</Code></Error>", {}},
+         fake_answer{fake_answer::kind::respond, 200, "<CompleteMultipartUploadResult/>", {}}});
     auto store = make_store(small_parts(options_for(*_server)), _waits);
     auto writer = store->open_writer("big");
     ASSERT_TRUE(writer.ok());
@@ -138,8 +144,8 @@ TEST_F(S3Faults, ACompletionThatFailsInItsOkBodyIsRetried) {
     writer->reset();
     const std::vector<std::string> expected = {
         "POST /bucket/prefix/big?uploads=", "PUT /bucket/prefix/big?partNumber=1&uploadId=up-1",
-        "PUT /bucket/prefix/big?partNumber=2&uploadId=up-1", "POST /bucket/prefix/big?uploadId=up-1",
-        "POST /bucket/prefix/big?uploadId=up-1"};
+        "PUT /bucket/prefix/big?partNumber=2&uploadId=up-1",
+        "POST /bucket/prefix/big?uploadId=up-1", "POST /bucket/prefix/big?uploadId=up-1"};
     EXPECT_EQ(_server->requests(), expected);
 }
 
@@ -149,12 +155,13 @@ TEST_F(S3Faults, AWriterWhosePartFailedAbortsItsUpload) {
     auto store = make_store(small_parts(options_for(*_server)), _waits);
     auto writer = store->open_writer("big");
     ASSERT_TRUE(writer.ok());
-    expect_clean_failure((*writer)->write(pattern_bytes(5u << 20, 5)), "UploadPart", "InvalidArgument");
+    expect_clean_failure((*writer)->write(pattern_bytes(5u << 20, 5)), "UploadPart",
+                         "InvalidArgument");
     EXPECT_FALSE((*writer)->finish().ok());
     writer->reset();
-    const std::vector<std::string> expected = {"POST /bucket/prefix/big?uploads=",
-                                               "PUT /bucket/prefix/big?partNumber=1&uploadId=up-1",
-                                               "DELETE /bucket/prefix/big?uploadId=up-1"};
+    const std::vector<std::string> expected = {
+        "POST /bucket/prefix/big?uploads=", "PUT /bucket/prefix/big?partNumber=1&uploadId=up-1",
+        "DELETE /bucket/prefix/big?uploadId=up-1"};
     EXPECT_EQ(_server->requests(), expected);
 }
 

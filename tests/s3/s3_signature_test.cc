@@ -1,9 +1,9 @@
 // Our SigV4 signatures as AWS's own code computes them: run under
 // sigv4_check_server.py, which answers 403 to a request botocore signs
 // differently (with the path and query in S3's canonical forms).
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 #include "s3_test_env.h"
 
@@ -38,7 +38,8 @@ TEST_F(S3Signature, APutWithABodyAndARangedGet) {
 TEST_F(S3Signature, AListingThroughContinuationTokens) {
     // The server lists two keys a page, with tokens that need encoding.
     std::vector<std::string> keys;
-    for (const char* name : {"a", "b c", "d+e", "f/g", "h%i"}) keys.push_back(std::string("list me/") + name);
+    for (const char* name : {"a", "b c", "d+e", "f/g", "h%i"})
+        keys.push_back(std::string("list me/") + name);
     for (const auto& key : keys) ASSERT_TRUE(_store->put(key, key).ok()) << key;
     auto listed = _store->list("list me/");
     ASSERT_TRUE(listed.ok()) << listed.err().message;

@@ -2,14 +2,14 @@
 // What the tests of the S3 store share: the server a harness started
 // (with_s3rver.sh or sigv4_check_server.py export it), a prefix per test so
 // that tests never see each other's objects, and a wait that only records.
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "storage/s3_object_store.h"
 
@@ -63,8 +63,8 @@ private:
 
 inline std::unique_ptr<storage::object_store> make_store(storage::s3_options options,
                                                          recorded_waits& waits) {
-    auto store = storage::make_s3_object_store(std::move(options), runtime::system_random(),
-                                               waits.wait());
+    auto store =
+        storage::make_s3_object_store(std::move(options), runtime::system_random(), waits.wait());
     EXPECT_TRUE(store.ok()) << (store ? "" : store.err().message);
     return store ? std::move(*store) : nullptr;
 }

@@ -1,9 +1,9 @@
 // The S3 store against s3rver (run by with_s3rver.sh): every call of
 // object_store, multipart uploads, keys that need encoding, a missing bucket.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "s3_test_env.h"
 
@@ -24,8 +24,9 @@ protected:
     // bucket's uploads resource (s3rver's file layout; the harness exports
     // its data directory for this). s3rver never aborts one.
     static std::size_t unfinished_uploads() {
-        const std::filesystem::path uploads = std::filesystem::path(environment("DSTREAM_TEST_S3_DIRECTORY")) /
-                                              environment("DSTREAM_TEST_S3_BUCKET") / "._S3rver_uploads";
+        const std::filesystem::path uploads =
+            std::filesystem::path(environment("DSTREAM_TEST_S3_DIRECTORY")) /
+            environment("DSTREAM_TEST_S3_BUCKET") / "._S3rver_uploads";
         std::error_code ec;
         if (!std::filesystem::exists(uploads, ec)) return 0;
         return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(uploads),
@@ -99,7 +100,7 @@ TEST_F(S3rver, ListsPastOneThousandKeysWithoutThePrefix) {
 
 TEST_F(S3rver, MultipartUploadReadsBackByteIdentical) {
     const std::string bytes = pattern_bytes(40u << 20, 2);  // 5 parts of 8 MiB
-    const std::size_t before = unfinished_uploads();  // an abandoned test's stay (below)
+    const std::size_t before = unfinished_uploads();        // an abandoned test's stay (below)
     auto writer = _store->open_writer("snapshots/big");
     ASSERT_TRUE(writer.ok());
     constexpr std::size_t piece = (3u << 20) + 7;  // not a divisor of a part
@@ -155,9 +156,15 @@ TEST_F(S3rver, AnAbandonedWriterLeavesNoObject) {
 }
 
 TEST_F(S3rver, KeysThatNeedEncoding) {
-    const std::vector<std::string> keys = {
-        "odd/with space", "odd/plus+sign", "odd/per%cent", "odd/\xc3\xbcnic\xc3\xb8" "de-\xe2\x82\xac",
-        "odd/a=b&c;d", "odd/q?x#y", "odd/tilde~star*quote'bang!", "odd/(paren),colon:at@"};
+    const std::vector<std::string> keys = {"odd/with space",
+                                           "odd/plus+sign",
+                                           "odd/per%cent",
+                                           "odd/\xc3\xbcnic\xc3\xb8"
+                                           "de-\xe2\x82\xac",
+                                           "odd/a=b&c;d",
+                                           "odd/q?x#y",
+                                           "odd/tilde~star*quote'bang!",
+                                           "odd/(paren),colon:at@"};
     for (const auto& key : keys) ASSERT_TRUE(_store->put(key, key).ok()) << key;
     for (const auto& key : keys) {
         std::string out;

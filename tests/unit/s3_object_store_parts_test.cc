@@ -1,9 +1,9 @@
 // The S3 store's pure pieces: its location and credential parsing, the
 // canonical forms SigV4 signs, the XML it reads, the backoff bounds. The
 // exchanges with a server are tested in tests/s3.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
+
+#include <gtest/gtest.h>
 
 #include "storage/detail/s3_backoff.h"
 #include "storage/detail/s3_encoding.h"
@@ -27,9 +27,9 @@ TEST(S3Location, BucketAndPrefix) {
 }
 
 TEST(S3Location, RefusesWhatS3Would) {
-    for (const char* url : {"http://bucket", "s3://", "s3://ab", "s3://Upper", "s3://-bucket",
-                            "s3://bucket-", "s3://a..b", "s3://a.-b", "s3://under_score",
-                            "s3://bucket//x", "s3://bucket/a//b"}) {
+    for (const char* url :
+         {"http://bucket", "s3://", "s3://ab", "s3://Upper", "s3://-bucket", "s3://bucket-",
+          "s3://a..b", "s3://a.-b", "s3://under_score", "s3://bucket//x", "s3://bucket/a//b"}) {
         EXPECT_FALSE(parse_s3_url(url).ok()) << url;
     }
 }
@@ -74,8 +74,8 @@ TEST(S3Encoding, KeysKeepSlashesQueriesDoNot) {
 }
 
 TEST(S3Encoding, CanonicalQueryIsSortedAndEncoded) {
-    EXPECT_EQ(detail::s3_canonical_query({{"prefix", "a b/"}, {"list-type", "2"},
-                                          {"continuation-token", "x+y="}}),
+    EXPECT_EQ(detail::s3_canonical_query(
+                  {{"prefix", "a b/"}, {"list-type", "2"}, {"continuation-token", "x+y="}}),
               "continuation-token=x%2By%3D&list-type=2&prefix=a%20b%2F");
     EXPECT_EQ(detail::s3_canonical_query({}), "");
 }
@@ -107,22 +107,26 @@ TEST(S3Xml, ListPages) {
     EXPECT_TRUE(last->objects.empty());
     EXPECT_TRUE(last->next_token.empty());
 
-    EXPECT_FALSE(detail::parse_s3_list_page("<ListBucketResult><IsTruncated>true</IsTruncated>"
-                                            "</ListBucketResult>"));  // no way on
-    EXPECT_FALSE(detail::parse_s3_list_page("<ListBucketResult><Contents><Size>1x</Size>"
-                                            "</Contents></ListBucketResult>"));
+    EXPECT_FALSE(
+        detail::parse_s3_list_page("<ListBucketResult><IsTruncated>true</IsTruncated>"
+                                   "</ListBucketResult>"));  // no way on
+    EXPECT_FALSE(
+        detail::parse_s3_list_page("<ListBucketResult><Contents><Size>1x</Size>"
+                                   "</Contents></ListBucketResult>"));
     EXPECT_FALSE(detail::parse_s3_list_page("<ListBucketResult>"));
 }
 
 TEST(S3Xml, ErrorCodeAndUploadId) {
-    EXPECT_EQ(detail::parse_s3_error_code(
-                  "<?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code><Message>m</Message></Error>"),
-              "NoSuchBucket");
+    EXPECT_EQ(
+        detail::parse_s3_error_code(
+            "<?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code><Message>m</Message></Error>"),
+        "NoSuchBucket");
     EXPECT_EQ(detail::parse_s3_error_code(""), "");
     EXPECT_EQ(detail::parse_s3_error_code("<CompleteMultipartUploadResult/>"), "");
-    EXPECT_EQ(detail::parse_s3_upload_id("<InitiateMultipartUploadResult><Bucket>b</Bucket>"
-                                         "<UploadId>abc.def</UploadId></InitiateMultipartUploadResult>"),
-              "abc.def");
+    EXPECT_EQ(
+        detail::parse_s3_upload_id("<InitiateMultipartUploadResult><Bucket>b</Bucket>"
+                                   "<UploadId>abc.def</UploadId></InitiateMultipartUploadResult>"),
+        "abc.def");
     EXPECT_FALSE(detail::parse_s3_upload_id("<InitiateMultipartUploadResult/>"));
 }
 

@@ -6,7 +6,8 @@
 namespace dstream::storage::detail {
 
 std::chrono::milliseconds s3_backoff(unsigned retry, std::chrono::milliseconds base,
-                                     std::chrono::milliseconds cap, runtime::random_source& random) {
+                                     std::chrono::milliseconds cap,
+                                     runtime::random_source& random) {
     const auto cap_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(cap.count(), 0));
     std::uint64_t ceiling = static_cast<std::uint64_t>(std::max<std::int64_t>(base.count(), 0));
     for (unsigned i = 0; i < retry && ceiling < cap_ms; ++i) ceiling *= 2;

@@ -58,7 +58,8 @@ bool header_named(std::string_view line, std::string_view name) {
 std::string_view header_value(std::string_view line, std::size_t name_size) {
     line.remove_prefix(name_size + 1);
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+        line.remove_suffix(1);
     return line;
 }
 
@@ -80,29 +81,31 @@ std::size_t read_header(char* bytes, std::size_t size, std::size_t count, void* 
 
 bool transient_curl_error(CURLcode code) {
     switch (code) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-        return true;
-    default:
-        return false;
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_OPERATION_TIMEDOUT:
+        case CURLE_SEND_ERROR:
+        case CURLE_RECV_ERROR:
+        case CURLE_GOT_NOTHING:
+        case CURLE_PARTIAL_FILE:
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_HTTP2:
+        case CURLE_HTTP2_STREAM:
+            return true;
+        default:
+            return false;
     }
 }
 
 }  // namespace
 
 bool s3_retryable(const s3_request& request, const s3_response& response) {
-    if (response.fault != s3_transport_fault::none) return response.fault == s3_transport_fault::transient;
+    if (response.fault != s3_transport_fault::none)
+        return response.fault == s3_transport_fault::transient;
     if (response.status >= 500 || response.status == 429) return true;
     if (response.status == 400) return parse_s3_error_code(response.body) == "RequestTimeout";
-    if (response.status == 200 && request.error_in_ok_body) return !parse_s3_error_code(response.body).empty();
+    if (response.status == 200 && request.error_in_ok_body)
+        return !parse_s3_error_code(response.body).empty();
     return false;
 }
 
@@ -145,7 +148,8 @@ s3_response s3_http::perform(const s3_request& request) const {
     curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, _sigv4_scope.c_str());
     curl_easy_setopt(handle, CURLOPT_USERNAME, _access_key_id.c_str());
     curl_easy_setopt(handle, CURLOPT_PASSWORD, _secret_access_key.c_str());
-    curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(_connect_timeout.count()));
+    curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(_connect_timeout.count()));
     curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(_request_timeout.count()));
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, write_body);
     curl_easy_setopt(handle, CURLOPT_WRITEDATA, &state);
@@ -158,7 +162,8 @@ s3_response s3_http::perform(const s3_request& request) const {
         curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(handle, CURLOPT_READFUNCTION, read_body);
         curl_easy_setopt(handle, CURLOPT_READDATA, &state);
-        curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+        curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE,
+                         static_cast<curl_off_t>(request.body.size()));
         if (request.method == "POST") curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, "POST");
     } else if (request.method != "GET") {
         curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, std::string(request.method).c_str());
@@ -166,7 +171,8 @@ s3_response s3_http::perform(const s3_request& request) const {
 
     const CURLcode code = curl_easy_perform(handle);
     if (code != CURLE_OK) {
-        response.fault = transient_curl_error(code) ? s3_transport_fault::transient : s3_transport_fault::fatal;
+        response.fault =
+            transient_curl_error(code) ? s3_transport_fault::transient : s3_transport_fault::fatal;
         response.fault_text = curl_easy_strerror(code);
         return response;
     }

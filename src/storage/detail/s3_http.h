@@ -13,9 +13,9 @@
 namespace dstream::storage::detail {
 
 struct s3_request {
-    std::string_view method;  // GET, HEAD, PUT, POST or DELETE
-    std::string url;          // scheme://host/path, the path already encoded
-    std::string query;        // in canonical form (s3_canonical_query), or empty
+    std::string_view method;           // GET, HEAD, PUT, POST or DELETE
+    std::string url;                   // scheme://host/path, the path already encoded
+    std::string query;                 // in canonical form (s3_canonical_query), or empty
     std::vector<std::string> headers;  // "Name: value", signed with the rest
     std::string_view body;
     // CompleteMultipartUpload can answer 200 and fail in its body (the S3

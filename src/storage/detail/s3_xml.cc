@@ -2,9 +2,8 @@
 
 #include <charconv>
 #include <climits>
-#include <functional>
-
 #include <expat.h>
+#include <functional>
 
 namespace dstream::storage::detail {
 namespace {
@@ -66,7 +65,8 @@ std::optional<s3_list_page> parse_s3_list_page(std::string_view xml) {
         if (path == "ListBucketResult/Contents/Key") {
             current.key = text;
         } else if (path == "ListBucketResult/Contents/Size") {
-            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), current.size);
+            const auto [end, ec] =
+                std::from_chars(text.data(), text.data() + text.size(), current.size);
             sizes_valid = sizes_valid && ec == std::errc() && end == text.data() + text.size();
         } else if (path == "ListBucketResult/Contents") {
             page.objects.push_back(std::move(current));
@@ -78,8 +78,10 @@ std::optional<s3_list_page> parse_s3_list_page(std::string_view xml) {
         }
     });
     if (!parsed || !sizes_valid) return std::nullopt;
-    if (!truncated) page.next_token.clear();
-    else if (page.next_token.empty()) return std::nullopt;
+    if (!truncated)
+        page.next_token.clear();
+    else if (page.next_token.empty())
+        return std::nullopt;
     return page;
 }
 
