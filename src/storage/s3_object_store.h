@@ -6,15 +6,19 @@
 // on 5xx, throttling, timeouts and resets (every key is deterministic, so a
 // repeated put is harmless).
 //
+// Every failure is COLD_STORE_FAILED (502), its message naming the S3 call
+// and S3's answer ("PutObject: 403 AccessDenied"), never a key or a
+// credential; the log line beside it names the key.
+//
 // Calls block, as object_store says: the server runs them on its I/O pool.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/result.h"
-#include "runtime/clock.h"
 #include "runtime/random.h"
 #include "storage/object_store.h"
 
@@ -36,6 +40,9 @@ struct s3_credentials {
     std::string secret_access_key;
     std::string session_token;
 };
+// Fails when either of the first two is unset or empty; the message names
+// the variable, never a value.
+result<s3_credentials> s3_credentials_from_environment();
 
 struct s3_options {
     s3_location location;
@@ -59,10 +66,16 @@ struct s3_options {
     std::uint64_t part_bytes = 8u << 20;
 };
 
+// Waits out the backoff before another attempt. The server's blocks the
+// calling thread (one of the I/O pool's); tests record the wait instead.
+using s3_backoff_wait = std::function<void(std::chrono::milliseconds)>;
+void sleep_this_thread(std::chrono::milliseconds wait);
+
 // Makes the store; fails when the options cannot work (no credentials, a bad
-// endpoint URL). Time and jitter are inputs: tests give their own.
+// endpoint URL, parts S3 refuses). Jitter and waiting are inputs: tests give
+// their own. No clock: libcurl 7.88 dates each signature itself.
 result<std::unique_ptr<object_store>> make_s3_object_store(
-    s3_options options, runtime::clock& clock = runtime::system_clock(),
-    runtime::random_source& random = runtime::system_random());
+    s3_options options, runtime::random_source& random = runtime::system_random(),
+    s3_backoff_wait wait = sleep_this_thread);
 
 }  // namespace dstream::storage
