@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/cold_store.h"
 #include "cli/serve_options.h"
 #include "config/render.h"
 
@@ -91,6 +92,7 @@ std::vector<command> add_config_commands(CLI::App& app) {
          [flags] {
              serve_options opts;
              fmt::print("{}", config::render_toml(load_serve_options(opts, flags->inputs())));
+             if (!opts.cold_store.empty()) fmt::print("{}", describe_s3_credentials());
              return exit_ok;
          }},
         {docs,

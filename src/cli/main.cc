@@ -17,6 +17,7 @@
 
 #include "base/version.h"
 #include "cli/client/client_commands.h"
+#include "cli/cold_store.h"
 #include "cli/command.h"
 #include "cli/config_command.h"
 #include "cli/graceful_stop.h"
@@ -32,8 +33,6 @@
 #include "service/engine.h"
 #include "service/orphan_sweep.h"
 #include "storage/chunk_cache.h"
-#include "storage/local_dir_object_store.h"
-#include "storage/metered_object_store.h"
 
 namespace {
 
@@ -99,8 +98,7 @@ int run_serve(const cli::serve_options& opts) {
     // Blocking object-store I/O runs here, never on the edge or a group.
     boost::asio::thread_pool io_pool(2);
     std::unique_ptr<log::node_wal> wal;
-    std::unique_ptr<storage::local_dir_object_store> local_store;
-    std::unique_ptr<storage::metered_object_store> store;
+    std::optional<cli::node_cold_store> cold_store;
     std::unique_ptr<log::checkpoint_files> checkpoints;
     std::optional<storage::chunk_cache> cache;
     std::optional<service::engine> engine;
@@ -113,10 +111,9 @@ int run_serve(const cli::serve_options& opts) {
         const std::filesystem::path dir(opts.data_dir);
         const runtime::node_meta meta = runtime::load_or_create_node_meta(dir, opts.groups);
         edge_opts.cluster_id = meta.cluster_id;
-        local_store = std::make_unique<storage::local_dir_object_store>(dir / "objects");
-        store = std::make_unique<storage::metered_object_store>(*local_store);
+        storage::object_store& store = cold_store.emplace(opts, dir, meta.cluster_id).store();
         service::cold_tier cold;
-        cold.store = store.get();
+        cold.store = &store;
         cold.cache = &cache.emplace(opts.chunk_cache_bytes);
         cold.io = io_pool.get_executor();
         cold.group_hot_budget =
@@ -133,7 +130,7 @@ int run_serve(const cli::serve_options& opts) {
         engine->attach_logs(cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered));
         wal->start();
         cli::release_checkpointed(*wal, recovered);
-        sweep_orphan_objects(*store, *engine, std::chrono::seconds(opts.cold_orphan_grace_seconds));
+        sweep_orphan_objects(store, *engine, std::chrono::seconds(opts.cold_orphan_grace_seconds));
     }
     engine->start();
 
@@ -142,10 +139,11 @@ int run_serve(const cli::serve_options& opts) {
     if (opts.memory) spdlog::warn("MEMORY mode: every stream is lost at exit");
     spdlog::info(
         "dstream start: version={} listen={}:{} data_dir={} mode={} groups={} threads={} "
-        "cluster_id={} access_log={} shutdown_timeout_s={}",
+        "cluster_id={} cold_store={} access_log={} shutdown_timeout_s={}",
         version(), host, server.port(), opts.memory ? "-" : opts.data_dir,
         opts.memory ? "memory" : "durable", engine->group_count(), opts.threads,
-        edge_opts.cluster_id, opts.access_log, opts.shutdown_timeout_seconds);
+        edge_opts.cluster_id, cold_store ? cold_store->where() : "-", opts.access_log,
+        opts.shutdown_timeout_seconds);
 
     cli::graceful_stop stop(io, server, std::chrono::seconds(opts.shutdown_timeout_seconds));
     signals.on_first([&stop](int sig) { stop.begin(sig); });

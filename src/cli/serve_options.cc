@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "storage/s3_object_store.h"
+
 namespace dstream::cli {
 namespace {
 
@@ -18,6 +20,26 @@ using config::unit;
 
 std::string check_listen(const std::string& listen) {
     return parse_listen(listen) ? "" : "must be HOST:PORT with a port from 0 to 65535";
+}
+
+std::string check_cold_store(const std::string& url) {
+    if (url.empty()) return "";
+    const auto location = storage::parse_s3_url(url);
+    return location ? "" : "must be empty or s3://BUCKET[/PREFIX]: " + location.err().message;
+}
+
+// Credentials come from the environment only: an endpoint's user part
+// would put one in a flag, a file or a log line.
+std::string check_s3_endpoint(const std::string& url) {
+    if (url.empty()) return "";
+    const bool web = url.starts_with("http://") || url.starts_with("https://");
+    const std::string_view authority = std::string_view(url).substr(url.find("//") + 2);
+    const std::string_view host = authority.substr(0, authority.find('/'));
+    if (!web || host.empty() || host.find('@') != std::string_view::npos ||
+        url.find_first_of(" \t\n") != std::string::npos) {
+        return "must be empty (AWS) or http(s)://HOST[:PORT], without credentials";
+    }
+    return "";
 }
 
 // The flag's placeholder in `--help`.
@@ -106,6 +128,24 @@ std::vector<config::setting> serve_settings(serve_options& o) {
         "Age a cold object must reach before the start-up sweep removes it when nothing "
         "references it (an object whose command never reached the log); younger ones wait "
         "for a later start"));
+    table.push_back(config::text("cold_store", o.cold_store, "",
+                                 "Where cold bytes go: empty for the directory objects/ under "
+                                 "--data-dir, or s3://BUCKET[/PREFIX] (credentials from "
+                                 "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; "
+                                 "docs/operations.md)")
+                        .checked_by(check_cold_store));
+    table.push_back(config::text("s3_endpoint", o.s3_endpoint, "",
+                                 "The S3 server's URL, addressed path-style; empty for AWS itself")
+                        .checked_by(check_s3_endpoint));
+    table.push_back(config::text("s3_region", o.s3_region, "us-east-1",
+                                 "The region requests to S3 are signed for"));
+    table.push_back(config::integer("s3_connect_timeout_ms", o.s3_connect_timeout_ms, 5000, 100,
+                                    600'000, unit::count,
+                                    "Milliseconds an S3 connection may take to open"));
+    table.push_back(config::integer("s3_request_timeout_ms", o.s3_request_timeout_ms, 30'000, 1000,
+                                    3'600'000, unit::count,
+                                    "Milliseconds one S3 request may take in all (a chunk's GET, a "
+                                    "part's PUT) before it is retried"));
     table.push_back(config::integer("ingress_body_bytes", o.ingress_body_bytes, mib(256), mib(32),
                                     tib(1), unit::bytes,
                                     "Request bodies the node holds at once (being read or handled; "
@@ -186,6 +226,10 @@ config::effective load_serve_options(serve_options& opts, const config::inputs& 
     config::effective e = config::resolve(serve_settings(opts), serve_presets(), in);
     config::store(e);
     opts.config_file = in.config_file;
+    if (opts.memory && !opts.cold_store.empty()) {
+        throw config::invalid_setting(
+            "setting cold_store: an S3 cold store needs a durable node; --memory keeps nothing");
+    }
     return e;
 }
 

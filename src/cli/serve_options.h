@@ -36,6 +36,12 @@ struct serve_options {
     std::uint64_t shutdown_timeout_seconds = 0;
     std::uint64_t staged_part_grace_seconds = 0;
     std::uint64_t cold_orphan_grace_seconds = 0;
+    // Empty: the directory objects/ under data_dir; else s3://BUCKET[/PREFIX].
+    std::string cold_store;
+    std::string s3_endpoint;
+    std::string s3_region;
+    std::uint64_t s3_connect_timeout_ms = 0;
+    std::uint64_t s3_request_timeout_ms = 0;
     std::uint64_t ingress_body_bytes = 0;
     std::uint64_t max_live_reads = 0;
     std::uint64_t max_live_reads_per_stream = 0;

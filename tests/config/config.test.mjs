@@ -57,7 +57,8 @@ test('config print: every setting with its default and where it came from', () =
         'listen', 'data_dir', 'memory', 'threads', 'groups', 'log_level', 'hot_bytes',
         'chunk_cache_bytes', 'checkpoint_bytes', 'wal_segment_bytes', 'wal_sync_threads',
         'wal_preallocate', 'access_log', 'shutdown_timeout_seconds', 'staged_part_grace_seconds',
-        'ingress_body_bytes', 'max_live_reads', 'max_live_reads_per_stream',
+        'cold_orphan_grace_seconds', 'cold_store', 's3_endpoint', 's3_region', 's3_connect_timeout_ms',
+        's3_request_timeout_ms', 'ingress_body_bytes', 'max_live_reads', 'max_live_reads_per_stream',
         'client_read_bytes_per_second', 'idle_timeout', 'body_timeout',
     ]);
     assert.deepEqual(e.hot_bytes, { value: '268435456', source: 'default, 256 MiB' });
@@ -151,6 +152,42 @@ for (const [where, args, env, message] of [
         assert.ok(!existsSync(dataDir), 'the data dir was created');
     });
 }
+
+test('config print: an S3 cold store shows its settings, and whether each credential is set, never its value', () => {
+    const secret = 'never-print-this-secret-0123456789';
+    const env = { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: secret };
+    const args = ['config', 'print', '--cold-store', 's3://my-bucket/nodes', '--s3-endpoint', 'http://127.0.0.1:9000'];
+    const r = run(args, env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^cold_store = 's3:\/\/my-bucket\/nodes'\s+# flag$/m);
+    assert.match(r.stdout, /^s3_endpoint = 'http:\/\/127\.0\.0\.1:9000'\s+# flag$/m);
+    assert.match(r.stdout, /^s3_region = 'us-east-1'\s+# default$/m);
+    assert.match(r.stdout, /AWS_SECRET_ACCESS_KEY set/);
+    assert.match(r.stdout, /AWS_SESSION_TOKEN unset/);
+    assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret), 'the secret was printed');
+    assert.ok(!r.stdout.includes('AKIDEXAMPLE'), 'the key id was printed');
+});
+
+for (const [args, message] of [
+    [['--cold-store', 'http://bucket/prefix'], 'setting cold_store (flag --cold-store = "http://bucket/prefix"): must be empty or s3://BUCKET[/PREFIX]'],
+    [['--cold-store', 's3://'], 'setting cold_store (flag --cold-store = "s3://"): must be empty or s3://BUCKET[/PREFIX]'],
+    [['--s3-endpoint', 'http://user:pass@127.0.0.1:9000'], 'setting s3_endpoint (flag --s3-endpoint = "http://user:pass@127.0.0.1:9000"): must be empty (AWS) or http(s)://HOST[:PORT], without credentials'],
+    [['--memory', '--cold-store', 's3://bucket'], 'setting cold_store: an S3 cold store needs a durable node'],
+]) {
+    test(`config errors: ${args.join(' ')} -> exit 2`, () => {
+        const r = run(['config', 'print', ...args]);
+        assert.equal(r.code, 2, r.stdout);
+        assert.ok(r.stderr.includes(message), `stderr: ${r.stderr}\nexpected: ${message}`);
+    });
+}
+
+test('serve with an S3 cold store and no credentials in the environment exits 2, naming the variable', () => {
+    const clean = { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_SESSION_TOKEN: '' };
+    const r = run(['serve', '--listen', '127.0.0.1:0', '--data-dir', path.join(dir, 's3-no-credentials'),
+                   '--cold-store', 's3://bucket/node', '--s3-endpoint', 'http://127.0.0.1:9'], clean);
+    assert.equal(r.code, 2, `${r.stdout} ${r.stderr}`);
+    assert.match(r.stderr, /AWS_ACCESS_KEY_ID/);
+});
 
 test('config errors: unknown flags and a missing config file exit 2 too', () => {
     assert.equal(run(['serve', '--no-such-flag']).code, 2);

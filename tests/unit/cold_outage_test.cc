@@ -16,6 +16,7 @@
 #include "memory_object_store.h"
 #include "run_to_end.h"
 #include "service/engine.h"
+#include "service/service_metrics.h"
 
 namespace dstream::service {
 namespace {
@@ -84,12 +85,20 @@ protected:
         }
         return true;
     }
+    void run_for(std::chrono::milliseconds d) { _io.run_for(d); }
     std::size_t chunks() const { return store.count_under(std::string(chunk_key_prefix)); }
 
-    // Until the store holds the first chunk: the stream has cold bytes.
+    // Until the first chunk is in the store and its flush applied: the
+    // stream has cold bytes that memory no longer holds (the hot tail lets go
+    // of whole blocks only, and the first block is one chunk's size).
     void write_first_chunk() {
-        ASSERT_FALSE(append(std::string(chunk_bytes + 100, 'c')).refusal);
-        ASSERT_TRUE(settle_until([&] { return chunks() > 0; }));
+        const metrics::gauge& hot = service_metrics::get().hot_bytes;
+        ASSERT_FALSE(append(std::string(chunk_bytes, 'c')).refusal);
+        ASSERT_FALSE(append(std::string(100, 'd')).refusal);
+        const std::int64_t written = hot.value();
+        ASSERT_TRUE(settle_until([&] {
+            return chunks() > 0 && hot.value() <= written - static_cast<std::int64_t>(chunk_bytes);
+        }));
     }
     // Appends of 100 bytes while the store is down until one is refused.
     state::apply_result append_until_refused() {
@@ -142,7 +151,7 @@ TEST_F(ColdOutage, WritesGoOnIntoMemoryWhileTheStoreIsDownAndUnderBudget) {
     store.set_down(true);
     for (int i = 0; i < 40; ++i) {
         ASSERT_FALSE(append(std::string(100, 'w')).refusal) << "append " << i;
-        _io.run_for(1ms);
+        run_for(1ms);
     }
     EXPECT_GT(store.failed_calls(), 0u) << "flushes were tried";
     store.set_down(false);

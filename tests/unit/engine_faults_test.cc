@@ -143,6 +143,9 @@ private:
         c.cache = &_cache;
         c.io = _pool.get_executor();
         c.chunk_bytes = options.chunk_bytes;
+        // The faults come and go within milliseconds: flushes retry as soon.
+        c.flush_retry_base = std::chrono::milliseconds(1);
+        c.flush_retry_cap = std::chrono::milliseconds(4);
         return c;
     }
 

@@ -91,13 +91,15 @@ TEST(S3Xml, ListPages) {
     auto page = detail::parse_s3_list_page(
         R"(<?xml version="1.0" encoding="UTF-8"?>
 <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name>
-<Contents><Key>p/a &amp; b</Key><Size>12</Size><ETag>"x"</ETag></Contents>
+<Contents><Key>p/a &amp; b</Key><LastModified>2026-12-01T14:20:33.250Z</LastModified><Size>12</Size><ETag>"x"</ETag></Contents>
 <Contents><Key>p/c</Key><Size>0</Size></Contents>
 <IsTruncated>true</IsTruncated><NextContinuationToken>tok/+=</NextContinuationToken></ListBucketResult>)");
     ASSERT_TRUE(page.has_value());
     ASSERT_EQ(page->objects.size(), 2u);
     EXPECT_EQ(page->objects[0].key, "p/a & b");
     EXPECT_EQ(page->objects[0].size, 12u);
+    EXPECT_EQ(page->objects[0].modified_ms, 1796134833250);
+    EXPECT_EQ(page->objects[1].modified_ms, 0) << "no LastModified: no age";
     EXPECT_EQ(page->objects[1].key, "p/c");
     EXPECT_EQ(page->next_token, "tok/+=");
 
@@ -114,6 +116,18 @@ TEST(S3Xml, ListPages) {
         detail::parse_s3_list_page("<ListBucketResult><Contents><Size>1x</Size>"
                                    "</Contents></ListBucketResult>"));
     EXPECT_FALSE(detail::parse_s3_list_page("<ListBucketResult>"));
+}
+
+TEST(S3Xml, Timestamps) {
+    EXPECT_EQ(detail::parse_s3_timestamp_ms("1970-01-01T00:00:00Z"), 0);
+    EXPECT_EQ(detail::parse_s3_timestamp_ms("1970-01-01T00:00:01.5Z"), 1500);
+    EXPECT_EQ(detail::parse_s3_timestamp_ms("2026-12-01T14:20:33.000Z"), 1796134833000);
+    EXPECT_EQ(detail::parse_s3_timestamp_ms("2024-02-29T23:59:59.123456Z"), 1709251199123);
+    for (const char* bad : {"", "2026-12-01 14:20:33Z", "2026-12-01T14:20:33", "2026-13-01T00:00:00Z",
+                            "2026-02-30T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T14:20:33.Z",
+                            "2026-12-01T14:20:33.1xZ", "2026-12-01T14:2a:33Z"}) {
+        EXPECT_FALSE(detail::parse_s3_timestamp_ms(bad).has_value()) << bad;
+    }
 }
 
 TEST(S3Xml, ErrorCodeAndUploadId) {

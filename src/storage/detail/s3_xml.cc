@@ -1,6 +1,7 @@
 #include "storage/detail/s3_xml.h"
 
 #include <charconv>
+#include <chrono>
 #include <climits>
 #include <expat.h>
 #include <functional>
@@ -54,7 +55,48 @@ bool walk_xml(std::string_view xml, const element_visitor& visit) {
     return parsed;
 }
 
+// The digits of `text` as a number; nothing unless they all are digits.
+std::optional<unsigned> digits(std::string_view text) {
+    unsigned value = 0;
+    if (text.empty()) return std::nullopt;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
 }  // namespace
+
+std::optional<std::int64_t> parse_s3_timestamp_ms(std::string_view text) {
+    // YYYY-MM-DDTHH:MM:SS[.fff...]Z
+    if (text.size() < 20 || text.back() != 'Z' || text[4] != '-' || text[7] != '-' ||
+        text[10] != 'T' || text[13] != ':' || text[16] != ':') {
+        return std::nullopt;
+    }
+    const auto year = digits(text.substr(0, 4)), month = digits(text.substr(5, 2)),
+               day = digits(text.substr(8, 2)), hour = digits(text.substr(11, 2)),
+               minute = digits(text.substr(14, 2)), second = digits(text.substr(17, 2));
+    if (!year || !month || !day || !hour || !minute || !second || *hour > 23 || *minute > 59 ||
+        *second > 60) {
+        return std::nullopt;
+    }
+    unsigned ms = 0;
+    const std::string_view rest = text.substr(19, text.size() - 20);
+    if (!rest.empty()) {
+        if (rest.front() != '.' || rest.size() < 2) return std::nullopt;
+        const std::string_view fraction = rest.substr(1);
+        const auto all = digits(fraction.substr(0, std::min<std::size_t>(fraction.size(), 3)));
+        if (!all || (fraction.size() > 3 && !digits(fraction.substr(3)))) return std::nullopt;
+        ms = *all;
+        for (std::size_t i = fraction.size(); i < 3; ++i) ms *= 10;
+    }
+    const std::chrono::year_month_day date{std::chrono::year(static_cast<int>(*year)),
+                                           std::chrono::month(*month), std::chrono::day(*day)};
+    if (!date.ok()) return std::nullopt;
+    const auto at = std::chrono::sys_days(date) + std::chrono::hours(*hour) +
+                    std::chrono::minutes(*minute) + std::chrono::seconds(*second) +
+                    std::chrono::milliseconds(ms);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+}
 
 std::optional<s3_list_page> parse_s3_list_page(std::string_view xml) {
     s3_list_page page;
@@ -68,6 +110,8 @@ std::optional<s3_list_page> parse_s3_list_page(std::string_view xml) {
             const auto [end, ec] =
                 std::from_chars(text.data(), text.data() + text.size(), current.size);
             sizes_valid = sizes_valid && ec == std::errc() && end == text.data() + text.size();
+        } else if (path == "ListBucketResult/Contents/LastModified") {
+            current.modified_ms = parse_s3_timestamp_ms(text).value_or(0);
         } else if (path == "ListBucketResult/Contents") {
             page.objects.push_back(std::move(current));
             current = object_entry{};
