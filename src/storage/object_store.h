@@ -1,8 +1,8 @@
 #pragma once
 // Immutable objects under keys: the cold tier of stream bytes (chunks),
-// snapshot bodies and staged snapshot parts. A local directory backs it on
-// one node; S3 later, behind the same interface (a writer is a multipart
-// upload there, `size` a HEAD, `list` a ListObjectsV2).
+// snapshot bodies and staged snapshot parts: a local directory, or an S3
+// bucket behind the same interface (s3_object_store.h: a writer is a
+// multipart upload there, `size` a HEAD, `list` a ListObjectsV2).
 //
 // Calls block: run them on the I/O pool, never on a group strand or the edge.
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // What the storage tier reports: chunk cache effectiveness and object-store
-// operations (a local directory now, S3 later: the same names).
+// operations (a local directory or S3: the same names).
 #include <array>
 #include <cstddef>
 #include <string_view>
