@@ -1,7 +1,6 @@
 #include "replication/memory_group_disk.h"
 
 #include <boost/asio/post.hpp>
-#include <zlib.h>
 
 namespace dstream::replication {
 
@@ -33,13 +32,8 @@ std::optional<std::string> memory_group_disk::snapshot_image(std::uint64_t index
 
 status memory_group_disk::save_snapshot(const snapshot_record& record,
                                         const state::checkpoint_image& image) {
-    std::string bytes;
-    for (const auto& piece : image.pieces) bytes.append(piece.data, piece.size);
-    // The trailer a checkpoint file ends with, so the image restores alike.
-    const auto crc = static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
-                                                      reinterpret_cast<const Bytef*>(bytes.data()),
-                                                      static_cast<uInt>(bytes.size())));
-    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+    // Sealed as a checkpoint file, so the image restores alike.
+    std::string bytes = state::sealed_checkpoint_bytes(image);
     const std::lock_guard lock(_snapshot_mutex);
     _snapshot_index = record.meta.index;
     _snapshot_image = std::move(bytes);

@@ -20,6 +20,12 @@ constexpr std::string_view checkpoint_magic_v1 = "DSTRCKP1";
 constexpr std::string_view checkpoint_magic_v2 = "DSTRCKP2";
 constexpr std::string_view checkpoint_magic = "DSTRCKP3";
 
+std::uint32_t crc_of(std::string_view bytes) {
+    return static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
+                                            reinterpret_cast<const Bytef*>(bytes.data()),
+                                            static_cast<uInt>(bytes.size())));
+}
+
 storage::byte_slice own(std::string bytes) {
     auto owned = std::make_shared<std::string>(std::move(bytes));
     const char* data = owned->data();
@@ -68,6 +74,14 @@ protocol::unix_ms latest_recorded_time(const stream& s) {
 }
 
 }  // namespace
+
+std::string sealed_checkpoint_bytes(const checkpoint_image& image) {
+    std::string bytes;
+    for (const auto& piece : image.pieces) bytes.append(piece.data, piece.size);
+    const std::uint32_t crc = crc_of(bytes);
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+    return bytes;
+}
 
 checkpoint_image group_state::capture_checkpoint(std::uint32_t group, std::uint64_t index) const {
     checkpoint_image image;
@@ -168,10 +182,7 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
     binary_reader trailer(bytes.substr(bytes.size() - 4));
     std::uint32_t stored_crc = 0;
     trailer.get_u32(stored_crc);
-    const auto crc = static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
-                                                      reinterpret_cast<const Bytef*>(body.data()),
-                                                      static_cast<uInt>(body.size())));
-    if (crc != stored_crc) return bad("fails its checksum");
+    if (crc_of(body) != stored_crc) return bad("fails its checksum");
 
     binary_reader r(body.substr(checkpoint_magic.size()));
     group_state state;

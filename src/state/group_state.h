@@ -24,6 +24,9 @@ namespace dstream::state {
 struct checkpoint_image {
     std::vector<storage::byte_slice> pieces;
 };
+// The image in one string with the CRC-32 trailer a checkpoint file ends
+// with: what restore_checkpoint() reads.
+std::string sealed_checkpoint_bytes(const checkpoint_image& image);
 
 class group_state {
 public:

@@ -1,21 +1,10 @@
 #include "group_disk.h"
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include "replication/raft_records.h"
 
 namespace dstream::sim {
-
-std::string image_bytes(const state::checkpoint_image& image) {
-    std::string bytes;
-    for (const auto& piece : image.pieces) bytes.append(piece.data, piece.size);
-    const auto crc = static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
-                                                      reinterpret_cast<const Bytef*>(bytes.data()),
-                                                      static_cast<uInt>(bytes.size())));
-    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-    return bytes;
-}
 
 group_disk::group_disk(node_disk& disk, checker& check, event_queue& events, std::uint64_t node,
                        std::uint32_t group, std::uint64_t last_index)
@@ -126,7 +115,7 @@ void group_disk::save_snapshot(const replication::snapshot_meta& meta, std::uint
                                std::uint64_t vote, const state::checkpoint_image& image,
                                std::function<void(bool)> done) {
     node_disk::checkpoint c{meta.index, replication::encode_snapshot_header(meta, term, vote),
-                            image_bytes(image)};
+                            state::sealed_checkpoint_bytes(image)};
     _disk.save_checkpoint(_group, std::move(c), std::move(done));
 }
 

@@ -63,8 +63,4 @@ private:
     std::shared_ptr<int> _alive = std::make_shared<int>(0);
 };
 
-// A checkpoint image's bytes as a file holds them: the pieces, then the
-// CRC-32 of them, little-endian (log/checkpoint_files.cc).
-std::string image_bytes(const state::checkpoint_image& image);
-
 }  // namespace dstream::sim

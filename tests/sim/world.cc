@@ -263,7 +263,7 @@ void world::final_checks() {
     for (std::uint32_t g = 0; g < _options.groups && !_check.failed(); ++g) {
         std::string first;
         for (auto& n : _nodes) {
-            const std::string bytes = image_bytes(n->group(g).state().capture_checkpoint(
+            const std::string bytes = state::sealed_checkpoint_bytes(n->group(g).state().capture_checkpoint(
                 g, n->group(g).applied_index()));
             if (first.empty()) {
                 first = bytes;
