@@ -1,5 +1,6 @@
 #include "storage/s3_object_store.h"
 
+#include <charconv>
 #include <mutex>
 #include <thread>
 
@@ -46,6 +47,20 @@ std::string xml_escaped(std::string_view text) {
             out.push_back(c);
     }
     return out;
+}
+
+// Whether a 206 holds the `length` bytes from `offset` at the start of its
+// body: its Content-Range starts there and its body is that whole range. A
+// range longer than asked is taken too (s3rver answers "bytes=0-0" with the
+// whole object); a short body or another start is no read.
+bool holds_range_from(const s3_response& response, std::uint64_t offset, std::uint64_t length) {
+    const std::string start = "bytes " + std::to_string(offset) + "-";
+    if (!response.content_range.starts_with(start)) return false;
+    const std::string_view rest = std::string_view(response.content_range).substr(start.size());
+    std::uint64_t last = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), last);
+    if (ec != std::errc() || end == rest.data() + rest.size() || *end != '/') return false;
+    return last >= offset + length - 1 && response.body.size() == last - offset + 1;
 }
 
 class s3_store;
@@ -108,10 +123,9 @@ public:
             .method = "GET", .url = object_url(key), .headers = {"Range: bytes=" + first_last}};
         s3_response response = call(request);
         if (response.status != 206) return failure("GetObject", key, response);
-        // A short body, or a server that ignored the range, is no read.
-        if (response.body.size() != length ||
-            !response.content_range.starts_with("bytes " + first_last + "/"))
+        if (!holds_range_from(response, offset, length))
             return failure("GetObject", key, "an answer of another range or length");
+        response.body.resize(length);
         out = std::move(response.body);
         return ok_status();
     }
@@ -151,8 +165,8 @@ public:
             if (!page) return failure("ListObjectsV2", prefix, "an unreadable listing");
             for (auto& object : page->objects) {
                 if (!object.key.starts_with(store_prefix)) continue;  // S3 lists none such
-                entries.push_back(
-                    object_entry{object.key.substr(store_prefix.size()), object.size});
+                object.key.erase(0, store_prefix.size());
+                entries.push_back(std::move(object));
             }
             token = std::move(page->next_token);
         } while (!token.empty());
