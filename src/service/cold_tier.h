@@ -31,6 +31,10 @@ struct cold_tier {
     // with each failure in a row up to the cap (flush_backoff.h).
     std::chrono::milliseconds flush_retry_base{500};
     std::chrono::milliseconds flush_retry_cap{30000};
+    // A chunk flush in flight this long says the store is not keeping up
+    // (out, its calls still retrying, or slower than the writers): the group
+    // then refuses writes past twice its hot budget.
+    std::chrono::milliseconds slow_flush{1000};
     // Staged snapshot parts that no publish used are swept after this long.
     std::chrono::seconds staged_part_grace = std::chrono::hours(24);
 

@@ -111,15 +111,27 @@ void group_leader::propose(state::command_body body, write_done done) {
 }
 
 std::optional<error> group_leader::cold_backpressure(const state::command_body& body) {
-    if (!_flush_backoff.failing()) return std::nullopt;
+    if (!_cold.enabled()) return std::nullopt;
     std::uint64_t adds = 0;
     if (const auto* a = std::get_if<state::append>(&body)) adds = a->body.size();
     if (const auto* c = std::get_if<state::create_stream>(&body)) adds = c->body.size();
-    if (adds == 0 || _replica.hot_bytes() + adds <= _cold.group_hot_budget) return std::nullopt;
+    const std::uint64_t hot = _replica.hot_bytes();
+    const std::uint64_t budget = _cold.group_hot_budget;
+    if (adds == 0) return std::nullopt;
+    // While the store fails nothing leaves memory: the budget is the bound.
+    // Otherwise a group past its budget has flushes under way; once one is
+    // slow, the store is not keeping up (or is out and not yet known to be,
+    // its calls still retrying), and twice the budget is the bound.
+    const bool failing = _flush_backoff.failing();
+    if (failing ? hot + adds <= budget
+                : hot <= budget || hot + adds <= 2 * budget || !flush_is_slow())
+        return std::nullopt;
     _metrics.cold_backpressure_refusals.inc();
     return make_error(error_code::cold_backpressure,
-                      "the cold store is unavailable and the node holds all the unflushed "
-                      "bytes it may; retry later");
+                      failing ? "the cold store is unavailable and the node holds all the "
+                                "unflushed bytes it may; retry later"
+                              : "the cold store takes the bytes slower than they come and the "
+                                "node holds all the unflushed bytes it may; retry later");
 }
 
 void group_leader::applied(std::uint64_t index, std::uint64_t term,
@@ -158,7 +170,10 @@ void group_leader::applied(std::uint64_t index, std::uint64_t term,
         _expiring.erase(applied.key);
         return;
     }
-    if (wakes_readers) maybe_flush(applied.key, *s);
+    if (wakes_readers) {
+        maybe_flush(applied.key, *s);
+        relieve_memory_pressure();
+    }
 }
 
 void group_leader::proposals_lost(std::uint64_t from_index, const error& why) {
@@ -251,9 +266,11 @@ void group_leader::resume_flushes() {
 }
 
 void group_leader::relieve_memory_pressure() {
-    if (!may_flush() || !_leadership.leads() || _replica.hot_bytes() <= _cold.group_hot_budget) {
-        return;
-    }
+    // After each append: flushes in flight that bring the group under its
+    // budget make it a comparison.
+    const std::uint64_t hot = _replica.hot_bytes();
+    if (hot <= _cold.group_hot_budget + std::min(hot, _flushing_bytes)) return;
+    if (!may_flush() || !_leadership.leads()) return;
     // Flush the largest hot tails whole until the group is back under half
     // its budget (counting flushes already in flight as done).
     std::vector<std::pair<std::uint64_t, const std::string*>> candidates;
@@ -269,7 +286,6 @@ void group_leader::relieve_memory_pressure() {
     std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
         return a.first != b.first ? a.first > b.first : *a.second < *b.second;
     });
-    const std::uint64_t hot = _replica.hot_bytes();
     std::uint64_t remaining = hot - std::min(hot, in_flight);
     for (const auto& [held, key] : candidates) {
         if (remaining <= _cold.group_hot_budget / 2) break;
@@ -284,7 +300,8 @@ void group_leader::start_flush(const std::string& key, const state::stream& s,
     const std::uint64_t start = s.cold_end();
     std::vector<storage::byte_slice> slices;
     s.bytes.read(start, end - start, slices);
-    _flushing.insert(key);
+    _flushing.emplace(key, flush_in_flight{end - start, _clock.monotonic_ms()});
+    _flushing_bytes += end - start;
     flush_chunk_job job{key,
                         s.incarnation,
                         start,
@@ -303,9 +320,23 @@ void group_leader::start_flush(const std::string& key, const state::stream& s,
     });
 }
 
+void group_leader::flush_ended(const std::string& key) {
+    const auto it = _flushing.find(key);
+    if (it == _flushing.end()) return;
+    _flushing_bytes -= it->second.bytes;
+    _flushing.erase(it);
+}
+
+bool group_leader::flush_is_slow() const {
+    const std::uint64_t now = _clock.monotonic_ms();
+    const auto slow = static_cast<std::uint64_t>(_cold.slow_flush.count());
+    return std::any_of(_flushing.begin(), _flushing.end(),
+                       [&](const auto& f) { return now - f.second.started_ms >= slow; });
+}
+
 void group_leader::finish_flush(flush_chunk_job job, const status& written) {
     if (!written) {
-        _flushing.erase(job.key);
+        flush_ended(job.key);
         if (!_flush_backoff.failing()) {
             _metrics.groups_cold_failing.add(1);
             spdlog::error(
@@ -326,7 +357,7 @@ void group_leader::finish_flush(flush_chunk_job job, const status& written) {
     propose(std::move(cmd),
             [this, key = job.key, object_key = job.object_key](state::apply_result r) {
                 if (!r.refusal) {
-                    _flushing.erase(key);
+                    flush_ended(key);
                     return;
                 }
                 // The object is garbage: the stream changed under the flush (deleted,
@@ -339,12 +370,12 @@ void group_leader::finish_flush(flush_chunk_job job, const status& written) {
                 // key; the orphan sweep removes it if nothing references it.
                 if (r.refusal->code == error_code::outcome_unknown ||
                     r.refusal->code == error_code::no_leader) {
-                    _flushing.erase(key);
+                    flush_ended(key);
                     return;
                 }
                 boost::asio::post(_cold.io, [this, key, object_key] {
                     (void)_cold.store->remove(object_key);
-                    boost::asio::post(_strand, [this, key] { _flushing.erase(key); });
+                    boost::asio::post(_strand, [this, key] { flush_ended(key); });
                 });
             });
 }

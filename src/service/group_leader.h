@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -109,6 +110,7 @@ private:
         std::vector<storage::byte_slice> slices;
     };
     void start_flush(const std::string& key, const state::stream& s, std::uint64_t end);
+    void flush_ended(const std::string& key);
     void finish_flush(flush_chunk_job job, const status& written);
     void remove_garbage(const std::vector<std::string>& objects);
 
@@ -125,8 +127,15 @@ private:
 
     reusable_queue<pending_entry> _pending;
     std::unordered_set<std::string> _expiring;
-    // Streams with a chunk flush in flight (at most one each).
-    std::unordered_set<std::string> _flushing;
+    // Streams with a chunk flush in flight (at most one each), with the bytes
+    // it takes and when it started (monotonic ms), and the bytes' sum.
+    struct flush_in_flight {
+        std::uint64_t bytes = 0;
+        std::uint64_t started_ms = 0;
+    };
+    std::unordered_map<std::string, flush_in_flight> _flushing;
+    std::uint64_t _flushing_bytes = 0;
+    bool flush_is_slow() const;
     flush_backoff _flush_backoff;
 
     std::mutex _submitted_mutex;

@@ -4,6 +4,7 @@
 // write times a test sets: the double of the cold tier in the service and
 // sweep tests. Any thread.
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -17,6 +18,15 @@ class memory_object_store final : public storage::object_store {
 public:
     // Every call fails until set_down(false), as an unreachable store's do.
     void set_down(bool down) { _down = down; }
+    // Puts wait until set_stalled(false): a store whose calls are still
+    // retrying, or slower than the writers.
+    void set_stalled(bool stalled) {
+        {
+            std::lock_guard lock(_mutex);
+            _stalled = stalled;
+        }
+        _unstalled.notify_all();
+    }
     // The write time later puts record (ms since the Unix epoch).
     void set_now_ms(std::int64_t now_ms) { _now_ms = now_ms; }
     std::size_t failed_calls() const { return _failed; }
@@ -38,6 +48,10 @@ public:
     }
 
     status put(const std::string& key, std::string_view bytes) override {
+        {
+            std::unique_lock lock(_mutex);
+            _unstalled.wait(lock, [this] { return !_stalled; });
+        }
         if (_down) return outage();
         place(key, std::string(bytes), _now_ms);
         return ok_status();
@@ -110,6 +124,8 @@ private:
     }
 
     mutable std::mutex _mutex;
+    std::condition_variable _unstalled;
+    bool _stalled = false;  // under _mutex
     std::map<std::string, stored> _objects;
     std::atomic<bool> _down{false};
     std::atomic<std::int64_t> _now_ms{1};

@@ -41,7 +41,10 @@ protected:
         c.content_type = content_type;
         EXPECT_FALSE(write(std::move(c)).refusal);
     }
-    ~ColdOutage() override { _pool.join(); }
+    ~ColdOutage() override {
+        store.set_stalled(false);
+        _pool.join();
+    }
 
     state::apply_result write(state::command_body body) {
         return test::run_to_end(_io, _engine.write(body));
@@ -122,6 +125,7 @@ private:
         c.group_hot_budget = hot_budget;
         c.flush_retry_base = 5ms;
         c.flush_retry_cap = 40ms;
+        c.slow_flush = 20ms;
         return c;
     }
 
@@ -169,6 +173,29 @@ TEST_F(ColdOutage, PastTheBudgetWritesAreRefused503WithRetryAfter) {
     EXPECT_EQ(answer[boost::beast::http::field::retry_after], "1");
     EXPECT_NE(answer.body().find("COLD_BACKPRESSURE"), std::string::npos);
     EXPECT_LE(model.size() - before, hot_budget) << "the budget held";
+}
+
+// An outage before any flush has failed (the store's calls still retrying),
+// or a store slower than the writers: flushes are in flight, nothing leaves
+// memory, and once one is slow the group refuses at twice its budget instead
+// of growing.
+TEST_F(ColdOutage, AStoreThatTakesNothingYetBoundsTheGroupAtTwiceItsBudget) {
+    write_first_chunk();
+    store.set_stalled(true);
+    const std::size_t before = model.size();
+    const state::apply_result refused = append_until_refused();
+    ASSERT_TRUE(refused.refusal);
+    EXPECT_EQ(refused.refusal->code, error_code::cold_backpressure);
+    EXPECT_EQ(store.failed_calls(), 0u) << "no flush failed: they were all still in flight";
+    EXPECT_GT(model.size() - before, hot_budget) << "past the budget while flushes ran";
+    EXPECT_LE(model.size() - before, 2 * hot_budget) << "twice the budget held";
+    store.set_stalled(false);
+    state::apply_result accepted;
+    ASSERT_TRUE(settle_until([&] {
+        accepted = append(std::string(100, 'z'));
+        return !accepted.refusal;
+    })) << "writes are taken again once the flushes are done";
+    EXPECT_EQ(*read_all(), model);
 }
 
 TEST_F(ColdOutage, FlushingResumesByItselfAndTheBytesReadBackIdentical) {
