@@ -14,7 +14,7 @@ import path from 'node:path';
 import { startServer } from './lib/server.mjs';
 import { uniq, expectError, RawConn, rawRequest, sleep } from './lib/http.mjs';
 import { snapshotDigest } from './lib/digest.mjs';
-import { filesUnder } from './lib/files.mjs';
+import { coldObjects, objectsBeingWritten } from './lib/files.mjs';
 
 // One durable server (cold store on) for the file; restarts and the sweep
 // start their own. The staging bound of 2 GiB is reached with parts whose
@@ -92,13 +92,11 @@ async function readSnapshot(url, offset, headers = {}) {
     return { res, body: Buffer.from(await res.arrayBuffer()) };
 }
 
-// The staged part `id` as a file of the server's cold store, if it is there.
-const partFile = (dataDir, id) =>
-    filesUnder(path.join(dataDir, 'objects', 'parts')).find((f) => path.basename(f.path) === id);
+// The staged part `id` as an object of the server's cold store, if it is there.
+const partFile = (dataDir, id) => coldObjects(dataDir, 'parts').find((f) => path.basename(f.key) === id);
 
 // Snapshot objects being written (a commit copying).
-const copiesRunning = (dataDir) =>
-    filesUnder(path.join(dataDir, 'objects', 'snapshots')).filter((f) => f.path.endsWith('.tmp')).length;
+const copiesRunning = (dataDir) => objectsBeingWritten(dataDir, 'snapshots');
 
 async function waitUntil(predicate, what, ms = 10_000) {
     const deadline = Date.now() + ms;

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { startServer } from './lib/server.mjs';
 import { uniq, expectError, offsetNum, RawConn, rawRequest } from './lib/http.mjs';
 import { b3sum, digestInput, snapshotDigest as expectedDigest } from './lib/digest.mjs';
-import { filesUnder } from './lib/files.mjs';
+import { coldObjects, filesUnder } from './lib/files.mjs';
 
 // One durable server (cold tier on) for the file; the crash test starts its own.
 let srv;
@@ -73,19 +73,17 @@ async function tailOf(url) {
     return res.headers.get('stream-next-offset');
 }
 
-// True when a cold-tier object (a file under {data dir}/objects) holds
-// exactly `body`.
+// True when a cold-tier object holds exactly `body`.
 function heldAsObject(dataDir, body) {
-    return filesUnder(path.join(dataDir, 'objects')).some((f) => f.size === body.length &&
-        readFileSync(f.path).equals(body));
+    return coldObjects(dataDir).some((f) => f.size === body.length && readFileSync(f.path).equals(body));
 }
 
 // The [start, end) ranges of the stream chunks flushed to the cold tier
 // (objects named chunks/.../<incarnation>/<start>-<end>), for "this byte is
 // cold now" waits.
 function coldChunkRanges(dataDir, incarnation) {
-    return filesUnder(path.join(dataDir, 'objects', 'chunks')).map((f) => {
-        const m = new RegExp(`[\\\\/]${incarnation}[\\\\/](\\d{20})-(\\d{20})$`).exec(f.path);
+    return coldObjects(dataDir, 'chunks').map((f) => {
+        const m = new RegExp(`/${incarnation}/(\\d{20})-(\\d{20})$`).exec(f.key);
         return m ? [Number(m[1]), Number(m[2])] : null;
     }).filter(Boolean);
 }

@@ -229,9 +229,14 @@ export function parseMessage(stream, buf, at) {
 //             settles once ctx.killed, verify(ctx) after each restart,
 //             finish(ctx) before the final check}; it reports through
 //             ctx.problem(kind, text) and ctx.stats
+//   backpressure: a write refused with 503 COLD_BACKPRESSURE (a cold store
+//             that fails, past the hot budget) is repeated after its
+//             Retry-After, and must then be answered 200: the refusal applied
+//             nothing (stats.backpressureRefusals). Without it a 503 is an
+//             unexpected answer.
 export async function runCrashRounds({ name, prefix, defaults = {}, setup = () => ({}),
                                        crash = (server) => server.kill9(), roundMs = null,
-                                       load = null }) {
+                                       load = null, backpressure = false }) {
     const bin = process.env.DSTREAM_BIN;
     assert.ok(bin, 'DSTREAM_BIN is not set: point it at the dstream binary');
     assert.ok(existsSync(bin), `DSTREAM_BIN=${bin} does not exist`);
@@ -246,7 +251,7 @@ export async function runCrashRounds({ name, prefix, defaults = {}, setup = () =
     process.on('exit', killOnExit);
     let passed = false;
     try {
-        await run(server, { name, cfg, crash, roundMs, load });
+        await run(server, { name, cfg, crash, roundMs, load, backpressure });
         passed = true;
     } finally {
         await server.stop();
@@ -259,14 +264,14 @@ export async function runCrashRounds({ name, prefix, defaults = {}, setup = () =
     }
 }
 
-async function run(server, { name, cfg, crash, roundMs, load }) {
+async function run(server, { name, cfg, crash, roundMs, load, backpressure }) {
     const t0 = Date.now();
     const master = rng(cfg.SEED);
     const stats = {
         kills: 0, acknowledged: 0, verified: 0, losses: 0, duplicates: 0, misplaced: 0, phantoms: 0,
         corrupt: 0, orderViolations: 0, retryMismatches: 0, unexpectedAnswers: 0, headerMismatches: 0,
         unanswered: 0, unansweredPresent: 0, unansweredAbsent: 0, retried200: 0, retried204: 0,
-        lostAnswerRetries: 0,
+        lostAnswerRetries: 0, backpressureRefusals: 0,
         transientErrors: 0, staleProbes: 0, restartMsMax: 0, downMsMax: 0, verifyMsMax: 0,
         roundsWithoutAcks: 0,
     };
@@ -326,7 +331,8 @@ async function run(server, { name, cfg, crash, roundMs, load }) {
     const owners = new Set(producers.flatMap((p) => p.pairs.map((x) => x.stream)));
     assert.equal(owners.size, streams.length, 'every stream has a producer');
 
-    const ctx = { server, stats, extra, problem, master, paceMs: cfg.PACE_MS, killed: false, abort: null };
+    const ctx = { server, stats, extra, problem, master, paceMs: cfg.PACE_MS, killed: false, abort: null,
+                  backpressure };
 
     const rounds = [];
     let budgetReached = null;
@@ -425,7 +431,7 @@ async function run(server, { name, cfg, crash, roundMs, load }) {
         `unexpected_answers=${stats.unexpectedAnswers} header_mismatches=${stats.headerMismatches} ` +
         `in_doubt=${stats.unanswered} in_doubt_present=${stats.unansweredPresent} ` +
         `in_doubt_absent=${stats.unansweredAbsent} retried_200=${stats.retried200} retried_204=${stats.retried204} ` +
-        `lost_answer_retries=${stats.lostAnswerRetries} extra_rounds=${Math.max(0, stats.kills - cfg.ROUNDS)} ` +
+        `lost_answer_retries=${stats.lostAnswerRetries} backpressure_refusals=${stats.backpressureRefusals} extra_rounds=${Math.max(0, stats.kills - cfg.ROUNDS)} ` +
         `stale_probes=${stats.staleProbes} transient_errors=${stats.transientErrors} ` +
         `torn_tails=${server.tornTails} down_ms_max=${stats.downMsMax} verify_ms_max=${stats.verifyMsMax} ` +
         `final_verify_ms=${finalVerifyMs} wal_records=${lastRecovery?.records ?? 0} ` +
@@ -501,8 +507,10 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
                 ctx.abort = true;
                 return;
             }
-            // Not ours: e.g. a pooled connection to the previous process. Repeat it.
+            // Not ours: e.g. a pooled connection to the previous process. Repeat
+            // it; it may have been applied.
             stats.transientErrors++;
+            w.uncertain = true;
             if (++failuresInARow > 50) {
                 problem('unexpectedAnswers', `${p.id} ${w.stream.path}: ${failuresInARow} network failures: ${err.cause?.message ?? err.message}`);
                 ctx.abort = true;
@@ -517,6 +525,7 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
         let text = '';
         try { text = await res.text(); } catch { /* the answer's status is what counts */ }
         const tag = `${p.id} ${w.stream.path} e${w.epoch} s${w.seq}`;
+        if (ctx.backpressure && await refusedForBackpressure(ctx, status, text, h('retry-after'))) continue;
         if (status !== 200 && status !== 204) {
             problem('unexpectedAnswers', `${tag} attempt ${w.attempts}: ${status} ${text.slice(0, 200)}`);
             ctx.abort = true;
@@ -542,8 +551,9 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
             } else if (!w.doubt.present && status !== 200) {
                 problem('retryMismatches', `${tag}: absent after the crash but the repeat answered ${status} [${start},${end})`);
             }
-        } else if (w.attempts === 1 && status !== 200) {
-            problem('retryMismatches', `${tag}: first attempt of a new write answered ${status}`);
+        } else if (!w.uncertain && status !== 200) {
+            // Its first attempt, or the first after refusals that applied nothing.
+            problem('retryMismatches', `${tag}: a new write answered ${status} (attempt ${w.attempts})`);
         }
         w.stream.acked.push({ k: p.k, e: w.epoch, s: w.seq, len: w.len, start, end });
         stats.acknowledged++;
@@ -551,6 +561,22 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
         p.pending = null;
         if (ctx.paceMs) await sleep(p.rand.int(0, 2 * ctx.paceMs));
     }
+}
+
+// Whether the answer is a backpressure refusal (counted); it then waits for
+// its Retry-After (at most a second: the refusal says when to come back, the
+// test keeps its rounds short).
+async function refusedForBackpressure(ctx, status, text, retryAfter) {
+    if (status !== 503) return false;
+    let code = null;
+    try { code = JSON.parse(text).error?.code; } catch { /* not the error body */ }
+    if (code !== 'COLD_BACKPRESSURE') return false;
+    if (!/^[1-9][0-9]*$/.test(retryAfter ?? '')) {
+        ctx.problem('unexpectedAnswers', `a 503 COLD_BACKPRESSURE with Retry-After ${retryAfter}`);
+    }
+    ctx.stats.backpressureRefusals++;
+    await sleep(Math.min(1000, Number(retryAfter) * 1000 || 1000) * (0.5 + Math.random() / 2));
+    return true;
 }
 
 // A write with the producer's previous epoch must be refused with 403 after a
@@ -566,14 +592,18 @@ async function staleEpochProbe(ctx, producers, master) {
     const { p, pair } = candidates[master.int(0, candidates.length - 1)];
     const staleSeq = 99_999_999;  // never used: if applied, the verification sees a phantom
     const { body } = makeMessage(pair.stream, p.k, pair.epoch - 1, staleSeq, 16);
-    const res = await fetch(ctx.server.url + pair.stream.path, {
-        method: 'POST',
-        headers: { 'Content-Type': pair.stream.contentType, 'Producer-Id': p.id,
-                   'Producer-Epoch': String(pair.epoch - 1), 'Producer-Seq': String(staleSeq) },
-        body,
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const text = await res.text();
+    let res;
+    let text;
+    do {
+        res = await fetch(ctx.server.url + pair.stream.path, {
+            method: 'POST',
+            headers: { 'Content-Type': pair.stream.contentType, 'Producer-Id': p.id,
+                       'Producer-Epoch': String(pair.epoch - 1), 'Producer-Seq': String(staleSeq) },
+            body,
+            signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
+        text = await res.text();
+    } while (ctx.backpressure && await refusedForBackpressure(ctx, res.status, text, res.headers.get('retry-after')));
     ctx.stats.staleProbes++;
     if (res.status !== 403 || res.headers.get('producer-epoch') !== String(pair.epoch)) {
         ctx.problem('unexpectedAnswers', `stale epoch ${pair.epoch - 1} of ${p.id} on ${pair.stream.path} ` +

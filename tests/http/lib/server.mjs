@@ -47,6 +47,26 @@ export function serverBinary() {
     return bin;
 }
 
+// A whole suite run against another configuration: DSTREAM_TEST_SERVER_ARGS
+// ("--flag value ...", word-split) go to every durable server the tests
+// start, except the flags a test names itself, and DSTREAM_TEST_DURABLE=1 runs
+// durable every server whose test does not ask for `memory: true` itself
+// (an S3 cold store needs a durable node). tests/s3/CMakeLists.txt runs the
+// suite so, against s3rver.
+export const suiteDurable = process.env.DSTREAM_TEST_DURABLE === '1';
+
+function suiteArgs(testArgs) {
+    const words = (process.env.DSTREAM_TEST_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean);
+    const named = new Set(testArgs.filter((a) => a.startsWith('--')).map((a) => a.split('=')[0]));
+    const out = [];
+    for (let i = 0; i < words.length; i++) {
+        const takesValue = i + 1 < words.length && !words[i + 1].startsWith('--');
+        const pair = takesValue ? [words[i], words[++i]] : [words[i]];
+        if (!named.has(pair[0])) out.push(...pair);
+    }
+    return out;
+}
+
 async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir, fileLimit }) {
     const port = fixedPort ?? (await freePort());
     // Whether stop() removes the data dir: the test's own dir never, a temp
@@ -54,7 +74,8 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
     const ownDir = ownsDir ?? dataDir === undefined;
     const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dstream-http-'));
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
-                  ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...extraArgs];
+                  ...(memory ? ['--memory'] : []), '--log-level', 'warn',
+                  ...(memory ? [] : suiteArgs(extraArgs)), ...extraArgs];
     // A descriptor limit is set by a shell that then becomes the server.
     const child = fileLimit
         ? spawn('sh', ['-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, bin, ...args],
@@ -153,9 +174,10 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
 
 // Starts the server; retries on another port when the chosen one was taken
 // between probing and binding.
-// `memory: false` runs the durable default; `dataDir` keeps the data in a
+// `memory: false` runs the durable default, `memory: true` a memory node
+// whatever the suite's configuration; `dataDir` keeps the data in a
 // directory the caller owns; `fileLimit` caps the server's descriptors.
-export async function startServer({ extraArgs = [], memory = true, dataDir, fileLimit } = {}) {
+export async function startServer({ extraArgs = [], memory = !suiteDurable, dataDir, fileLimit } = {}) {
     const bin = serverBinary();
     let last = '';
     for (let attempt = 0; attempt < 5; attempt++) {
