@@ -20,6 +20,9 @@
 #   dstream-durable   build/dstream serve --data-dir TEMP (write-ahead log)
 #   reference-memory  reference server, in memory
 #   dstream-memory    build/dstream serve --memory
+# and, when asked for in --servers (run under tests/s3/with_s3rver.sh):
+#   dstream-s3        dstream-durable with its cold tier in the harness's
+#                     bucket (--cold-store s3://BUCKET/bench --s3-endpoint ...)
 # Every round runs them in that order (reference and dstream alternate); the
 # table reports medians over --pairs rounds (default 3) and the ratios
 # dstream-durable / reference-file and dstream-durable / reference-memory.
@@ -141,6 +144,9 @@ IFS=, read -r -a SERVER_LIST <<<"$SERVERS"
 for s in "${SERVER_LIST[@]}"; do
     case "$s" in
         reference-file | reference-memory | dstream-durable | dstream-memory) ;;
+        dstream-s3)
+            [[ -n "${DSTREAM_TEST_S3_ENDPOINT:-}" ]] ||
+                { echo "compare: dstream-s3 needs an S3 endpoint: run under tests/s3/with_s3rver.sh" >&2; exit 2; } ;;
         *) echo "compare: unknown server '$s' in --servers" >&2; exit 2 ;;
     esac
 done
@@ -249,6 +255,10 @@ start_server() {
             ;;
         dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" >"$log" 2>&1 & ;;
         dstream-memory) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" --memory >"$log" 2>&1 & ;;
+        dstream-s3)
+            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" \
+                --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/bench" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" >"$log" 2>&1 &
+            ;;
     esac
     SERVER_PID=$!
     local deadline=$(($(now_us) + 15000000))

@@ -122,6 +122,7 @@ const ratios = [
     ["dstream-durable", "reference-file"],
     ["dstream-durable", "reference-memory"],
     ["dstream-memory", "reference-memory"],
+    ["dstream-s3", "dstream-durable"],
 ].filter(([a, b]) => stats.has(a) && stats.has(b));
 const ratioColumns = columns.map((c, i) => [c, i]).filter(([c]) => c.ratio);
 if (ratios.length) {

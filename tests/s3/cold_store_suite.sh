@@ -5,7 +5,8 @@
 # through S3:
 #   conformance  tests/conformance/run.sh (a durable server; DSTREAM_EXTRA_ARGS)
 #   http         the HTTP suite (tests/http, node --test ARG...: the files),
-#                every server durable (DSTREAM_TEST_DURABLE, DSTREAM_TEST_SERVER_ARGS)
+#                every server durable (DSTREAM_TEST_DURABLE, DSTREAM_TEST_SERVER_ARGS);
+#                each file within DSTREAM_TEST_FILE_MS (default 120000)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [[ $# -ge 2 ]] || { echo "usage: $0 conformance|http DSTREAM_BINARY [ARG...]" >&2; exit 2; }
@@ -19,6 +20,6 @@ case $suite in
     http)
         cd "$here/../http"
         DSTREAM_BIN=$bin NO_COLOR=1 DSTREAM_TEST_DURABLE=1 DSTREAM_TEST_SERVER_ARGS="$cold" \
-            exec node --test --test-reporter=spec --test-timeout=120000 "$@" ;;
+            exec node --test --test-reporter=spec --test-timeout="${DSTREAM_TEST_FILE_MS:-120000}" "$@" ;;
     *) echo "$0: no suite $suite" >&2; exit 2 ;;
 esac
