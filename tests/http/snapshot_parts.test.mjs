@@ -14,7 +14,7 @@ import path from 'node:path';
 import { startServer } from './lib/server.mjs';
 import { uniq, expectError, RawConn, rawRequest, sleep } from './lib/http.mjs';
 import { snapshotDigest } from './lib/digest.mjs';
-import { coldObjects, objectsBeingWritten } from './lib/files.mjs';
+import { coldObjects, coldStoreOfSuite, objectsBeingWritten } from './lib/files.mjs';
 
 // One durable server (cold store on) for the file; restarts and the sweep
 // start their own. The staging bound of 2 GiB is reached with parts whose
@@ -543,7 +543,12 @@ test('ext 2.2 parts, 2.4: a stream recreated during the copy is not published to
 // ---------------------------------------------------------------------------
 // Staging bounds.
 
-test('ext 2.2 parts: a part past 8192 staged parts answers 429 STAGED_PARTS_LIMIT with Ursula-Max-Staged-Parts: 8192, Stream-Incarnation and no Retry-After, from its head; a discard lifts it', async () => {
+// The count is the node's own, whatever the store; 8192 parts through
+// s3rver take it over three minutes, so the S3 run leaves this one out.
+const stagedLimitOnS3 = coldStoreOfSuite()
+    ? { skip: 'the limit is the same on every store; 8192 PUTs take s3rver minutes' } : {};
+
+test('ext 2.2 parts: a part past 8192 staged parts answers 429 STAGED_PARTS_LIMIT with Ursula-Max-Staged-Parts: 8192, Stream-Incarnation and no Retry-After, from its head; a discard lifts it', stagedLimitOnS3, async () => {
     const url = streamUrl();
     const inc = await createStream(url);
     await inParallel(16, 8192, () => stageOk(url, 'p'));
