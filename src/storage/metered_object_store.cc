@@ -31,6 +31,12 @@ std::shared_ptr<const object_file> metered_object_store::open_file(const std::st
     return metered(_metrics, object_op::get, [&] { return _inner.open_file(key); });
 }
 
+status metered_object_store::stream_range(const std::string& key, std::uint64_t offset,
+                                          std::uint64_t length, range_sink& sink) {
+    return metered(_metrics, object_op::stream_range,
+                   [&] { return _inner.stream_range(key, offset, length, sink); });
+}
+
 status metered_object_store::remove(const std::string& key) {
     return metered(_metrics, object_op::remove, [&] { return _inner.remove(key); });
 }

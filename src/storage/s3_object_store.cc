@@ -102,22 +102,66 @@ public:
             out.clear();
             return ok_status();
         }
-        const std::string first_last =
-            std::to_string(offset) + "-" + std::to_string(offset + length - 1);
-        s3_request request{
-            .method = "GET", .url = object_url(key), .headers = {"Range: bytes=" + first_last}};
+        s3_request request = ranged_get(key, offset, length);
         s3_response response = call(request);
         if (response.status != 206) return failure("GetObject", key, response);
         // A short body, or a server that ignored the range, is no read.
-        if (response.body.size() != length ||
-            !response.content_range.starts_with("bytes " + first_last + "/"))
+        if (response.body.size() != length || !answers_range(response, offset, length))
             return failure("GetObject", key, "an answer of another range or length");
         out = std::move(response.body);
         return ok_status();
     }
 
+    bool streams_ranges() const override { return true; }
+
+    // A ranged GET whose body goes to `sink` as curl delivers it. A fault
+    // after some bytes asks again from the byte reached, and an attempt that
+    // brought bytes starts the count of attempts afresh: the whole transfer's
+    // time includes the reader's, so a slow one may outlast a request
+    // timeout without the store failing.
+    status stream_range(const std::string& key, std::uint64_t offset, std::uint64_t length,
+                        range_sink& sink) override {
+        if (length == 0) return ok_status();
+        std::uint64_t reached = 0;
+        unsigned failed_attempts = 0;
+        for (;;) {
+            const std::uint64_t first = offset + reached;
+            const std::uint64_t left = length - reached;
+            bool wrong_answer = false;
+            bool reader_gone = false;
+            s3_request request = ranged_get(key, first, left);
+            request.partial_body = [&](const s3_response& head, std::string_view bytes) {
+                if (!answers_range(head, first, left) || bytes.size() > length - reached) {
+                    wrong_answer = true;
+                    return false;
+                }
+                if (!sink.write(bytes)) {
+                    reader_gone = true;
+                    return false;
+                }
+                reached += bytes.size();
+                return true;
+            };
+            const std::uint64_t before = reached;
+            const s3_response response = _http.perform(request);
+            if (reader_gone) return ok_status();
+            if (wrong_answer)
+                return failure("GetObject", key, "an answer of another range or length");
+            if (reached == length) return ok_status();  // a fault after the last byte is none
+            // A 206 that ends early without a transport fault is no answer of the range.
+            if (response.status == 206 && response.fault == detail::s3_transport_fault::none)
+                return failure("GetObject", key, "an answer of another range or length");
+            if (reached > before) failed_attempts = 0;
+            if (++failed_attempts >= _options.max_attempts ||
+                !detail::s3_retryable(request, response))
+                return failure("GetObject", key, response);
+            back_off(failed_attempts - 1);
+        }
+    }
+
     result<std::optional<std::uint64_t>> size(const std::string& key) override {
-        const s3_response response = call(s3_request{.method = "HEAD", .url = object_url(key)});
+        const s3_response response =
+            call(s3_request{.method = "HEAD", .url = object_url(key)});
         // A HEAD has no body to tell a missing key from a missing bucket.
         if (response.status == 404) return std::optional<std::uint64_t>();
         if (response.status != 200 || !response.content_length)
@@ -126,7 +170,8 @@ public:
     }
 
     status remove(const std::string& key) override {
-        const s3_response response = call(s3_request{.method = "DELETE", .url = object_url(key)});
+        const s3_response response =
+            call(s3_request{.method = "DELETE", .url = object_url(key)});
         const bool gone = response.status == 204 || response.status == 200 ||
                           (response.status == 404 &&
                            detail::parse_s3_error_code(response.body) != "NoSuchBucket");
@@ -237,8 +282,28 @@ private:
             s3_response response = _http.perform(request);
             if (retry + 1 >= _options.max_attempts || !detail::s3_retryable(request, response))
                 return response;
-            _wait(detail::s3_backoff(retry, _options.backoff_base, _options.backoff_cap, _random));
+            back_off(retry);
         }
+    }
+
+    void back_off(unsigned retry) {
+        _wait(detail::s3_backoff(retry, _options.backoff_base, _options.backoff_cap, _random));
+    }
+
+    s3_request ranged_get(const std::string& key, std::uint64_t offset,
+                          std::uint64_t length) const {
+        return s3_request{.method = "GET",
+                          .url = object_url(key),
+                          .headers = {"Range: bytes=" + std::to_string(offset) + "-" +
+                                      std::to_string(offset + length - 1)}};
+    }
+
+    // Whether a 206 is the answer of [offset, offset + length): its
+    // Content-Range names exactly that range (a server may send another).
+    static bool answers_range(const s3_response& response, std::uint64_t offset,
+                              std::uint64_t length) {
+        return response.content_range.starts_with("bytes " + std::to_string(offset) + "-" +
+                                                  std::to_string(offset + length - 1) + "/");
     }
 
     // Errors name the call and S3's answer, never a key (extensions 11: no

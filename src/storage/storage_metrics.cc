@@ -16,6 +16,8 @@ std::string_view name(object_op op) {
             return "open_writer";
         case object_op::size:
             return "size";
+        case object_op::stream_range:
+            return "stream_range";
     }
     return "other";
 }

@@ -12,8 +12,9 @@
 
 namespace dstream::storage {
 
-enum class object_op { put, get, remove, list, open_writer, size };
-inline constexpr std::size_t object_op_count = 6;
+// The object_store calls.
+enum class object_op { put, get, remove, list, open_writer, size, stream_range };
+inline constexpr std::size_t object_op_count = 7;
 std::string_view name(object_op op);
 
 struct storage_metrics : metrics::registered<storage_metrics> {

@@ -72,6 +72,26 @@ TEST_F(ObjectStore, AnOpenFileReadsTheObjectEvenAfterItsRemoval) {
     EXPECT_EQ(store->open_file("chunks/absent"), nullptr);
 }
 
+// Keeps what a read hands it, piece by piece.
+struct kept_pieces final : range_sink {
+    bool write(std::string_view bytes) override {
+        pieces.emplace_back(bytes);
+        return true;
+    }
+    std::vector<std::string> pieces;
+};
+
+// A store that keeps files does not stream: its range comes whole, as a get.
+TEST_F(ObjectStore, AStoreThatDoesNotStreamHandsTheRangeOverWhole) {
+    ASSERT_TRUE(store->put("k", "hello world"));
+    EXPECT_FALSE(store->streams_ranges());
+    kept_pieces sink;
+    ASSERT_TRUE(store->stream_range("k", 6, 5, sink));
+    EXPECT_EQ(sink.pieces, std::vector<std::string>{"world"});
+    EXPECT_FALSE(store->stream_range("missing", 0, 1, sink));
+    EXPECT_EQ(sink.pieces.size(), 1u);
+}
+
 TEST_F(ObjectStore, AbsentObjectsHaveNoSize) {
     EXPECT_EQ(*store->size("nothing/here"), std::nullopt);
     ASSERT_TRUE(store->put("dir/object", "x"));
