@@ -1,6 +1,6 @@
 #pragma once
 // An object store that counts and times every operation of the store it
-// wraps (storage_metrics), whichever store that is.
+// wraps, and the bytes they move (storage_metrics), whichever store that is.
 #include "storage/object_store.h"
 #include "storage/storage_metrics.h"
 

@@ -10,6 +10,7 @@
 #include "storage/detail/s3_encoding.h"
 #include "storage/detail/s3_http.h"
 #include "storage/detail/s3_xml.h"
+#include "storage/storage_metrics.h"
 
 namespace dstream::storage {
 namespace {
@@ -82,7 +83,7 @@ public:
 
     status put(const std::string& key, std::string_view bytes) override {
         s3_request request{.method = "PUT", .url = object_url(key), .body = bytes};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::put);
         if (response.status != 200) return failure("PutObject", key, response);
         return ok_status();
     }
@@ -103,7 +104,7 @@ public:
             return ok_status();
         }
         s3_request request = ranged_get(key, offset, length);
-        s3_response response = call(request);
+        s3_response response = call(request, object_op::get);
         if (response.status != 206) return failure("GetObject", key, response);
         // A short body, or a server that ignored the range, is no read.
         if (response.body.size() != length || !answers_range(response, offset, length))
@@ -155,13 +156,13 @@ public:
             if (++failed_attempts >= _options.max_attempts ||
                 !detail::s3_retryable(request, response))
                 return failure("GetObject", key, response);
-            back_off(failed_attempts - 1);
+            back_off(object_op::stream_range, failed_attempts - 1);
         }
     }
 
     result<std::optional<std::uint64_t>> size(const std::string& key) override {
         const s3_response response =
-            call(s3_request{.method = "HEAD", .url = object_url(key)});
+            call(s3_request{.method = "HEAD", .url = object_url(key)}, object_op::size);
         // A HEAD has no body to tell a missing key from a missing bucket.
         if (response.status == 404) return std::optional<std::uint64_t>();
         if (response.status != 200 || !response.content_length)
@@ -171,7 +172,7 @@ public:
 
     status remove(const std::string& key) override {
         const s3_response response =
-            call(s3_request{.method = "DELETE", .url = object_url(key)});
+            call(s3_request{.method = "DELETE", .url = object_url(key)}, object_op::remove);
         const bool gone = response.status == 204 || response.status == 200 ||
                           (response.status == 404 &&
                            detail::parse_s3_error_code(response.body) != "NoSuchBucket");
@@ -190,7 +191,7 @@ public:
             s3_request request{.method = "GET",
                                .url = _bucket_url + "/",
                                .query = detail::s3_canonical_query(std::move(query))};
-            const s3_response response = call(request);
+            const s3_response response = call(request, object_op::list);
             if (response.status != 200) return failure("ListObjectsV2", prefix, response);
             auto page = detail::parse_s3_list_page(response.body);
             if (!page) return failure("ListObjectsV2", prefix, "an unreadable listing");
@@ -207,7 +208,7 @@ public:
     // The writer's calls.
     result<std::string> create_upload(const std::string& key) {
         s3_request request{.method = "POST", .url = object_url(key), .query = "uploads="};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::open_writer);
         if (response.status != 200) return failure("CreateMultipartUpload", key, response);
         auto id = detail::parse_s3_upload_id(response.body);
         if (!id) return failure("CreateMultipartUpload", key, "an answer without an upload id");
@@ -221,7 +222,7 @@ public:
                            .query = detail::s3_canonical_query(
                                {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}}),
                            .body = bytes};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::open_writer);
         if (response.status != 200 || response.etag.empty())
             return failure("UploadPart", key, response);
         return response.etag;
@@ -240,7 +241,7 @@ public:
                            .headers = {"Content-Type: application/xml"},
                            .body = body,
                            .error_in_ok_body = true};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::open_writer);
         if (response.status != 200 || !detail::parse_s3_error_code(response.body).empty())
             return failure("CompleteMultipartUpload", key, response);
         return ok_status();
@@ -250,7 +251,7 @@ public:
         s3_request request{.method = "DELETE",
                            .url = object_url(key),
                            .query = detail::s3_canonical_query({{"uploadId", upload_id}})};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::open_writer);
         // The parts stay billed until a bucket lifecycle rule removes them.
         if (response.status != 204 && response.status != 404)
             spdlog::warn("s3: AbortMultipartUpload of {:?} failed: {}", key, describe(response));
@@ -276,17 +277,20 @@ private:
         return _bucket_url + "/" + detail::s3_uri_encode(full_key(key), detail::slash::keep);
     }
 
-    // One S3 call, attempted again while its failure may pass.
-    s3_response call(const s3_request& request) {
+    // One S3 call, attempted again while its failure may pass; each retry is
+    // counted under `op`, the object_store call it serves (a writer's calls
+    // under open_writer).
+    s3_response call(const s3_request& request, object_op op) {
         for (unsigned retry = 0;; ++retry) {
             s3_response response = _http.perform(request);
             if (retry + 1 >= _options.max_attempts || !detail::s3_retryable(request, response))
                 return response;
-            back_off(retry);
+            back_off(op, retry);
         }
     }
 
-    void back_off(unsigned retry) {
+    void back_off(object_op op, unsigned retry) {
+        _metrics.of(op).retries.inc();
         _wait(detail::s3_backoff(retry, _options.backoff_base, _options.backoff_cap, _random));
     }
 
@@ -320,6 +324,7 @@ private:
     }
 
     s3_options _options;
+    storage_metrics& _metrics = storage_metrics::get();
     detail::s3_http _http;
     runtime::random_source& _random;
     s3_backoff_wait _wait;

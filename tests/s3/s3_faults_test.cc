@@ -8,6 +8,7 @@
 
 #include "fake_s3_server.h"
 #include "s3_test_env.h"
+#include "storage/storage_metrics.h"
 
 namespace dstream::testing {
 namespace {
@@ -42,13 +43,19 @@ protected:
     recorded_waits _waits;
 };
 
+std::uint64_t retries_of(storage::object_op op) {
+    return storage::storage_metrics::get().of(op).retries.value();
+}
+
 TEST_F(S3Faults, ThrottlingServerErrorsAndResetsAreRetriedWithinTheBackoffBounds) {
     _server->script(
         {fake_answer::s3_error(503, "SlowDown"), fake_answer::s3_error(500, "InternalError"),
          fake_answer::s3_error(429, "TooManyRequests"), fake_answer::reset(), fake_answer{}});
     auto store = make_store(options_for(*_server), _waits);
+    const std::uint64_t retries_before = retries_of(storage::object_op::put);
     ASSERT_TRUE(store->put("k", "v").ok());
     EXPECT_EQ(_server->requests().size(), 5u);
+    EXPECT_EQ(retries_of(storage::object_op::put), retries_before + 4);
     const auto waits = _waits.waits();
     ASSERT_EQ(waits.size(), 4u);
     const std::chrono::milliseconds ceilings[] = {100ms, 200ms, 250ms, 250ms};
@@ -132,6 +139,7 @@ TEST_F(S3Faults, AResetMidBodyResumesFromTheByteReached) {
     const std::string object = pattern_bytes(200'000, 7);
     _server->script({fake_answer::ranged(object, 30'000), fake_answer::ranged(object)});
     auto store = make_store(options_for(*_server), _waits);
+    const std::uint64_t retries_before = retries_of(storage::object_op::stream_range);
     collecting_sink sink;
     ASSERT_TRUE(store->stream_range("k", 1000, 150'000, sink).ok());
     EXPECT_TRUE(sink.bytes == object.substr(1000, 150'000));
@@ -144,6 +152,7 @@ TEST_F(S3Faults, AResetMidBodyResumesFromTheByteReached) {
     EXPECT_LE(resumed_at, 31'000u);
     EXPECT_EQ(ranges[1], "bytes=" + std::to_string(resumed_at) + "-150999");
     EXPECT_EQ(_waits.waits().size(), 1u);
+    EXPECT_EQ(retries_of(storage::object_op::stream_range), retries_before + 1);
 }
 
 TEST_F(S3Faults, AStreamedReadThatFailsBeforeItsFirstByteIsAnErrorValue) {
