@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# A catch-up read of cold bytes on an S3 cold tier streams the ranged GETs to
+# the socket (run under with_s3rver.sh): the bytes are exact, the store reads
+# the range and no more (dstream_object_store_bytes_total: stream_range
+# grows by the range, get not at all: no chunk is loaded whole), and many
+# readers at once leave the node's memory far below what their ranges add up to.
+#   cold_stream_read.sh DSTREAM_BINARY
+set -euo pipefail
+bin=$1
+work=$(mktemp -d /tmp/dstream-s3-stream.XXXXXX)
+pid=""
+trap '[[ -n "$pid" ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+url="http://127.0.0.1:$port"
+stream="$url/s3-stream/stream"
+fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
+
+# No chunk cache: a node that loaded chunks whole would hold one per reader.
+"$bin" serve --listen "127.0.0.1:$port" --data-dir "$work/data" \
+    --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/stream" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" \
+    --hot-bytes 1MiB --chunk-cache-bytes 0 >>"$work/log" 2>&1 &
+pid=$!
+for _ in $(seq 200); do
+    curl -s -o /dev/null "$url/__ursula/health" && break
+    sleep 0.05
+done
+[[ $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: application/octet-stream' "$stream") == 201 ]] ||
+    fail "create"
+head -c $((12 << 20)) /dev/urandom >"$work/written"
+split -b $((256 << 10)) "$work/written" "$work/piece."
+for piece in "$work"/piece.*; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/octet-stream' \
+        --data-binary @"$piece" "$stream")
+    [[ $code == 204 ]] || fail "an append answered $code"
+done
+listing() {
+    curl -s "$DSTREAM_TEST_S3_ENDPOINT/$DSTREAM_TEST_S3_BUCKET?list-type=2&prefix=stream/" |
+        grep -o '<Key>[^<]*</Key>' | grep -c '/chunks/' || true
+}
+for _ in $(seq 100); do [[ $(listing) -ge 3 ]] && break; sleep 0.1; done
+[[ $(listing) -ge 3 ]] || fail "the three chunks did not reach the bucket"
+
+# metric NAME OP: the value of NAME{op="OP"} in a scrape.
+metric() {
+    curl -s "$url/__ursula/metrics" | awk -v name="$1{op=\"$2\"}" '$1 == name { print $2 }'
+}
+offset() { printf '%020d' "$1"; }
+# written FIRST LENGTH: those bytes of what was appended.
+written() { dd if="$work/written" iflag=skip_bytes,count_bytes skip="$1" count="$2" status=none; }
+
+# [first, first + length) from the node and from what was written.
+check_range() {
+    local first=$1 length=$2
+    curl -s -o "$work/read" -w '%{http_code}' "$stream?offset=$(offset "$first")&max_bytes=$length" >"$work/code"
+    [[ $(cat "$work/code") == 200 ]] || fail "a read of $length bytes at $first answered $(cat "$work/code")"
+    written "$first" "$length" >"$work/expected"
+    cmp -s "$work/expected" "$work/read" || fail "the $length bytes read at $first differ"
+}
+
+got_before=$(metric dstream_object_store_bytes_total get)
+streamed_before=$(metric dstream_object_store_bytes_total stream_range)
+# Inside the first chunk, then across the first two.
+check_range 123457 300000
+check_range $(((4 << 20) - 100000)) 200000
+streamed=$(($(metric dstream_object_store_bytes_total stream_range) - streamed_before))
+[[ $streamed == 500000 ]] || fail "the store read $streamed bytes for 500000 asked"
+[[ $(metric dstream_object_store_bytes_total get) == "$got_before" ]] ||
+    fail "a chunk was loaded whole (get bytes $got_before -> $(metric dstream_object_store_bytes_total get))"
+
+# 16 readers of 8 MiB each at once, each slowed to 8 MiB/s: 128 MiB in their
+# ranges, a bounded buffer each in the node.
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status"; }
+base=$(rss_kib)
+peak=$base
+readers=()
+for i in $(seq 16); do
+    curl -s --limit-rate 8M -o "$work/reader.$i" "$stream?offset=$(offset $((1 << 20)))&max_bytes=$((8 << 20))" &
+    readers+=($!)
+done
+while kill -0 "${readers[@]}" 2>/dev/null; do
+    now=$(rss_kib)
+    ((now > peak)) && peak=$now
+    sleep 0.05
+done
+wait "${readers[@]}"
+written $((1 << 20)) $((8 << 20)) >"$work/expected"
+for i in $(seq 16); do
+    cmp -s "$work/expected" "$work/reader.$i" || fail "reader $i got other bytes"
+done
+growth_mib=$(((peak - base) >> 10))
+((growth_mib < 48)) || fail "the node grew by $growth_mib MiB for 16 streamed reads of 8 MiB"
+echo "ok: exact ranges, the store read 500000 bytes for 500000 asked; 16 readers of 8 MiB grew the node by $growth_mib MiB"
