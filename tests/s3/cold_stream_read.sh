@@ -7,38 +7,13 @@
 #   cold_stream_read.sh DSTREAM_BINARY
 set -euo pipefail
 bin=$1
-work=$(mktemp -d /tmp/dstream-s3-stream.XXXXXX)
-pid=""
-trap '[[ -n "$pid" ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-url="http://127.0.0.1:$port"
+source "$(dirname "${BASH_SOURCE[0]}")/s3_node.sh"
 stream="$url/s3-stream/stream"
-fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
 
 # No chunk cache: a node that loaded chunks whole would hold one per reader.
-"$bin" serve --listen "127.0.0.1:$port" --data-dir "$work/data" \
-    --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/stream" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" \
-    --hot-bytes 1MiB --chunk-cache-bytes 0 >>"$work/log" 2>&1 &
-pid=$!
-for _ in $(seq 200); do
-    curl -s -o /dev/null "$url/__ursula/health" && break
-    sleep 0.05
-done
-[[ $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: application/octet-stream' "$stream") == 201 ]] ||
-    fail "create"
-head -c $((12 << 20)) /dev/urandom >"$work/written"
-split -b $((256 << 10)) "$work/written" "$work/piece."
-for piece in "$work"/piece.*; do
-    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/octet-stream' \
-        --data-binary @"$piece" "$stream")
-    [[ $code == 204 ]] || fail "an append answered $code"
-done
-listing() {
-    curl -s "$DSTREAM_TEST_S3_ENDPOINT/$DSTREAM_TEST_S3_BUCKET?list-type=2&prefix=stream/" |
-        grep -o '<Key>[^<]*</Key>' | grep -c '/chunks/' || true
-}
-for _ in $(seq 100); do [[ $(listing) -ge 3 ]] && break; sleep 0.1; done
-[[ $(listing) -ge 3 ]] || fail "the three chunks did not reach the bucket"
+start_node stream --chunk-cache-bytes 0
+append_random "$stream" 12
+wait_for_chunks stream 3
 
 # metric NAME OP: the value of NAME{op="OP"} in a scrape.
 metric() {
