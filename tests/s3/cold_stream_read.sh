@@ -3,7 +3,8 @@
 # the socket (run under with_s3rver.sh): the bytes are exact, the store reads
 # the range and no more (dstream_object_store_bytes_total: stream_range
 # grows by the range, get not at all: no chunk is loaded whole), and many
-# readers at once leave the node's memory far below what their ranges add up to.
+# readers at once leave the node's memory far below what their ranges add up
+# to; a chunk S3 cannot give is the 503 COLD_BACKPRESSURE refusal.
 #   cold_stream_read.sh DSTREAM_BINARY
 set -euo pipefail
 bin=$1
@@ -61,4 +62,14 @@ done
 wait "$readers" || fail "the slow readers: $(cat "$work/readers")"
 growth_mib=$(((peak - base) >> 10))
 ((growth_mib < 48)) || fail "the node grew by $growth_mib MiB for 16 streamed reads of 8 MiB"
-echo "ok: exact ranges, the store read 500000 bytes for 500000 asked; 16 readers of 8 MiB grew the node by $growth_mib MiB"
+
+# The first chunk gone from the bucket: S3 answers 404 before any byte, and
+# the read is refused 503 COLD_BACKPRESSURE with Retry-After, nothing partial.
+first_chunk=$(curl -s "$DSTREAM_TEST_S3_ENDPOINT/$DSTREAM_TEST_S3_BUCKET?list-type=2&prefix=stream/" |
+    grep -o '<Key>[^<]*/chunks/[^<]*</Key>' | sed 's/<[^>]*>//g' | sort | head -1)
+curl -s -o /dev/null -X DELETE "$DSTREAM_TEST_S3_ENDPOINT/$DSTREAM_TEST_S3_BUCKET/$first_chunk"
+curl -s -D "$work/refused.head" -o "$work/refused" "$stream?offset=$(offset 1000)&max_bytes=1000"
+grep -q '^HTTP/1.1 503' "$work/refused.head" || fail "a read of a missing chunk answered $(head -1 "$work/refused.head")"
+grep -qi '^retry-after: 1' "$work/refused.head" || fail "the 503 has no Retry-After"
+grep -q COLD_BACKPRESSURE "$work/refused" || fail "the 503 is not COLD_BACKPRESSURE: $(cat "$work/refused")"
+echo "ok: exact ranges, the store read 500000 bytes for 500000 asked; 16 readers of 8 MiB grew the node by $growth_mib MiB; a missing chunk is refused 503"
