@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 
 #include "service/cold_tier.h"
+#include "storage/byte_pipe.h"
 
 namespace dstream::service {
 namespace {

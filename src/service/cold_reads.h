@@ -19,8 +19,11 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "service/stream_service.h"
-#include "storage/byte_pipe.h"
 #include "storage/object_store.h"
+
+namespace dstream::storage {
+class byte_pipe;
+}
 
 namespace dstream::service {
 
