@@ -21,15 +21,16 @@
 #include "cli/command.h"
 #include "cli/config_command.h"
 #include "cli/graceful_stop.h"
+#include "cli/node_logs.h"
 #include "cli/node_metrics.h"
 #include "cli/recovery.h"
 #include "cli/serve_options.h"
 #include "cli/signals.h"
 #include "edge/server.h"
-#include "cli/node_logs.h"
 #include "log/node_wal.h"
 #include "runtime/clock.h"
 #include "runtime/node_identity.h"
+#include "service/cold_reads.h"
 #include "service/engine.h"
 #include "service/orphan_sweep.h"
 #include "storage/chunk_cache.h"
@@ -37,6 +38,10 @@
 namespace {
 
 using namespace dstream;
+
+// Streamed cold reads under way at once (service/cold_reads.h); more wait for
+// a thread. Each holds a bounded buffer (about 512 KiB), not its range.
+constexpr std::size_t streamed_read_threads = 8;
 
 // Cold objects that no stream references, once old enough (orphan_sweep.h),
 // and staged snapshot parts past their grace (no stream references a part; a
@@ -101,6 +106,7 @@ int run_serve(const cli::serve_options& opts) {
     std::optional<cli::node_cold_store> cold_store;
     std::unique_ptr<log::checkpoint_files> checkpoints;
     std::optional<storage::chunk_cache> cache;
+    std::optional<service::cold_read_pool> cold_reads;
     std::optional<service::engine> engine;
 
     if (opts.memory) {
@@ -116,6 +122,8 @@ int run_serve(const cli::serve_options& opts) {
         cold.store = &store;
         cold.cache = &cache.emplace(opts.chunk_cache_bytes);
         cold.io = io_pool.get_executor();
+        if (store.streams_ranges())
+            cold.streamed_reads = &cold_reads.emplace(streamed_read_threads);
         cold.group_hot_budget =
             std::max<std::uint64_t>(opts.hot_bytes / meta.group_count, 1u << 20);
         cold.staged_part_grace = std::chrono::seconds(opts.staged_part_grace_seconds);
@@ -152,6 +160,7 @@ int run_serve(const cli::serve_options& opts) {
     for (unsigned i = 1; i < opts.threads; ++i) threads.emplace_back([&io] { io.run(); });
     io.run();
     for (auto& t : threads) t.join();
+    if (cold_reads) cold_reads->stop();
     io_pool.join();
     // Whatever the groups logged while draining (a chunk flush, an expiry)
     // is written before the process goes.

@@ -104,6 +104,11 @@ head_text serialize_head(const response::header_type& head, std::string_view clu
     return out;
 }
 
+void append_buffers(std::vector<asio::const_buffer>& buffers,
+                    const std::vector<storage::byte_slice>& slices) {
+    for (const auto& s : slices) buffers.emplace_back(s.data, s.size);
+}
+
 // The peer went away mid-answer: the connection's loop ends on the throw.
 void throw_if_failed(const boost::system::error_code& ec) {
     if (ec) throw boost::system::system_error(ec);
@@ -191,9 +196,7 @@ asio::awaitable<void> exchange::send_slices(response& res,
     std::vector<asio::const_buffer> message;
     message.reserve(1 + (is_head() ? 0 : slices.size()));
     message.emplace_back(asio::buffer(head));
-    if (!is_head()) {
-        for (const auto& s : slices) message.emplace_back(s.data, s.size);
-    }
+    if (!is_head()) append_buffers(message, slices);
     auto now = write_now(message);
     if (!now.done) now.ec = co_await write_rest(message, now.written, write_deadline::none);
     throw_if_failed(now.ec);
@@ -216,8 +219,34 @@ asio::awaitable<void> exchange::send_files_and_slices(
     for (const auto& f : files) throw_if_failed(co_await write_file(f));
     std::vector<asio::const_buffer> rest;
     rest.reserve(slices.size());
-    for (const auto& s : slices) rest.emplace_back(s.data, s.size);
+    append_buffers(rest, slices);
     throw_if_failed(co_await write(rest, write_deadline::none));
+}
+
+asio::awaitable<status> exchange::send_streamed_and_slices(
+    response& res, service::cold_stream& cold, const std::vector<storage::byte_slice>& slices) {
+    result<std::vector<storage::byte_slice>> batch = co_await cold.next();
+    if (!batch) co_return batch.err();
+    std::uint64_t total = cold.size();
+    for (const auto& s : slices) total += s.size;
+    const head_text head = body_head(res, total);
+    std::vector<asio::const_buffer> message{asio::buffer(head)};
+    while (!batch->empty()) {
+        append_buffers(message, *batch);
+        // Under the body timeout: a reader that stops reading holds a
+        // connection to the store and a thread of the cold read pool.
+        throw_if_failed(co_await write(message, write_deadline::body_timeout));
+        message.clear();
+        batch = co_await cold.next();
+        if (!batch) {
+            // The store gave up past its retries: only a short body is honest.
+            close_after();
+            co_return ok_status();
+        }
+    }
+    append_buffers(message, slices);
+    throw_if_failed(co_await write(message, write_deadline::none));
+    co_return ok_status();
 }
 
 asio::awaitable<void> exchange::begin_stream(response& res) {

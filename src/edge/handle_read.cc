@@ -36,6 +36,12 @@ boost::asio::awaitable<void> send_data(exchange& ex, const service::stream_view&
     if (rep == representation::json_array) {
         res.body() = render_json_array(view.data);
         co_await ex.send(res);
+    } else if (view.streamed) {
+        const status sent = co_await ex.send_streamed_and_slices(res, *view.streamed, view.data);
+        if (!sent) {
+            response refusal = render_read_refusal(ex, sent.err(), view.incarnation);
+            co_await ex.send(refusal);
+        }
     } else {
         co_await ex.send_files_and_slices(res, view.files, view.data);
     }

@@ -17,10 +17,15 @@
 
 namespace dstream::service {
 
+class cold_read_pool;
+
 struct cold_tier {
     storage::object_store* store = nullptr;  // null: everything stays hot (--memory)
     storage::chunk_cache* cache = nullptr;
     boost::asio::any_io_executor io;  // runs blocking object-store calls
+    // Runs the streamed catch-up reads of a store that streams (cold_reads.h);
+    // null: such reads load their chunks whole, through the cache.
+    cold_read_pool* streamed_reads = nullptr;
     // The chunk grid (extensions 4.2): a stream flushes each full 4 MiB chunk.
     std::uint64_t chunk_bytes = 4u << 20;
     // Hot bytes one group may hold before it flushes its largest tails early;

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <fstream>
-#include <thread>
 #include <stdexcept>
+#include <thread>
 #include <variant>
 
 #include "base/stable_hash.h"
 #include "protocol/digest.h"
 #include "runtime/await_callback.h"
+#include "service/cold_reads.h"
 #include "service/group.h"
 #include "service/snapshot_uploads.h"
 
@@ -24,11 +25,23 @@ bool needs_boundary(const state::command_body& body) {
            std::holds_alternative<state::retain>(body);
 }
 
-// Loads the cold pieces of a plan (on the I/O pool) in front of its hot slices.
-void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
+using chunk_bytes = std::shared_ptr<const std::string>;
+
+// The chunks the cache holds for the plan's cold pieces, null for the others.
+std::vector<chunk_bytes> cached_chunks(const cold_tier& cold, const read_plan& plan) {
+    std::vector<chunk_bytes> chunks;
+    chunks.reserve(plan.cold.size());
+    for (const auto& piece : plan.cold) chunks.push_back(cold.cache->get(piece.object_key));
+    return chunks;
+}
+
+// Puts the cold pieces of a plan in front of its hot slices, loading the
+// chunks `chunks` lacks whole (on the I/O pool) into the cache.
+void load_cold_pieces(const cold_tier& cold, read_plan& plan, std::vector<chunk_bytes> chunks) {
     std::vector<storage::byte_slice> slices;
-    for (const auto& piece : plan.cold) {
-        auto object = cold.cache->get(piece.object_key);
+    for (std::size_t i = 0; i < plan.cold.size(); ++i) {
+        const cold_piece& piece = plan.cold[i];
+        chunk_bytes& object = chunks[i];
         if (!object) {
             auto loaded = std::make_shared<std::string>();
             if (!cold.store->get(piece.object_key, 0, piece.object_size, *loaded)) {
@@ -43,6 +56,25 @@ void load_cold_pieces(const cold_tier& cold, read_plan& plan) {
     }
     slices.insert(slices.end(), plan.view.data.begin(), plan.view.data.end());
     plan.view.data = std::move(slices);
+}
+
+// A catch-up read's cold pieces from a store that streams: sent on as the
+// store delivers them, the cached ones from the cache, in plan order; loaded
+// as before when the cache holds them all.
+void stream_cold_pieces(const cold_tier& cold, read_plan& plan) {
+    std::vector<chunk_bytes> chunks = cached_chunks(cold, plan);
+    if (std::ranges::all_of(chunks, [](const chunk_bytes& c) { return c != nullptr; })) {
+        load_cold_pieces(cold, plan, std::move(chunks));
+        return;
+    }
+    std::vector<streamed_piece> pieces;
+    pieces.reserve(plan.cold.size());
+    for (std::size_t i = 0; i < plan.cold.size(); ++i) {
+        cold_piece& piece = plan.cold[i];
+        pieces.push_back(streamed_piece{std::move(piece.object_key), piece.offset, piece.length,
+                                        std::move(chunks[i])});
+    }
+    plan.view.streamed = cold.streamed_reads->open(*cold.store, std::move(pieces));
 }
 
 // Leaves the plan's cold pieces in their files, in front of its hot slices;
@@ -70,11 +102,13 @@ void post_read(group& g, read_request request, std::optional<std::uint64_t> as_s
         }
         // A JSON stream's bytes are rendered, and a fork's are stitched
         // behind its source's: both need them in memory.
-        const bool as_files = request.cold_as_files && !plan.view.json && !plan.inherited;
+        const bool as_sent = request.cold_as_files && !plan.view.json && !plan.inherited;
         asio::post(g.cold().io, [cold = g.cold(), plan = std::move(plan), done = std::move(done),
-                                 as_files]() mutable {
-            if (!as_files || !open_cold_files(cold, plan)) {
-                load_cold_pieces(cold, plan);
+                                 as_sent]() mutable {
+            if (as_sent && cold.streamed_reads && cold.store->streams_ranges()) {
+                stream_cold_pieces(cold, plan);
+            } else if (!as_sent || !open_cold_files(cold, plan)) {
+                load_cold_pieces(cold, plan, cached_chunks(cold, plan));
             }
             done(std::move(plan));
         });

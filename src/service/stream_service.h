@@ -29,10 +29,26 @@ struct read_request {
     bool renews_ttl = true;  // HEAD does not renew a sliding TTL
     std::optional<std::uint64_t> if_incarnation;
     // The caller sends the bytes as they are: bytes in cold chunks may stay
-    // in their files (stream_view::files) instead of being loaded.
+    // in their files (stream_view::files) or come from the store as they are
+    // sent (stream_view::streamed) instead of being loaded.
     bool cold_as_files = false;
 
     bool operator==(const read_request&) const = default;
+};
+
+// The cold bytes of a catch-up read that the store sends on as they arrive
+// (chunks in S3 that the chunk cache does not hold): the read holds a bounded
+// buffer of them, never a whole chunk. Nothing is asked of the store before
+// the first next(); dropping the stream ends its reads.
+class cold_stream {
+public:
+    virtual ~cold_stream() = default;
+    virtual std::uint64_t size() const = 0;
+    // The next bytes, in order; none at the end. The first call starts the
+    // reads and returns once the store has answered with the range asked:
+    // its error is then the refusal to answer with (503 COLD_BACKPRESSURE).
+    // An error after that means the bytes cannot be completed.
+    virtual boost::asio::awaitable<result<std::vector<storage::byte_slice>>> next() = 0;
 };
 
 // A consistent view of one stream at one moment, and the bytes read from it.
@@ -47,8 +63,10 @@ struct stream_view {
     std::uint64_t start = 0;  // first offset returned
     std::uint64_t next = 0;   // offset after the last byte returned
     // With read_request::cold_as_files, the bytes of [start, next) that lie
-    // in chunk files come first, as files; `data` holds the rest.
+    // in cold chunks come first, as files or streamed from the store (never
+    // both); `data` holds the rest.
     std::vector<storage::file_slice> files;
+    std::shared_ptr<cold_stream> streamed;
     std::vector<storage::byte_slice> data;
 
     // extensions 2.4: the latest snapshot and the earliest retained offset.

@@ -4,7 +4,8 @@
 // bucket behind the same interface (s3_object_store.h: a writer is a
 // multipart upload there, `size` a HEAD, `list` a ListObjectsV2).
 //
-// Calls block: run them on the I/O pool, never on a group strand or the edge.
+// Calls block: run them on the I/O pool, never on a group strand or the edge
+// (a streamed read, which blocks on its reader, on threads of its own).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,6 +26,15 @@ public:
     virtual status write(std::string_view bytes) = 0;
     // Makes the object durable and visible under its key.
     virtual status finish() = 0;
+};
+
+// Where a streamed read hands an object's bytes, in order, as they arrive.
+class range_sink {
+public:
+    virtual ~range_sink() = default;
+    // Takes the next bytes; may block while the reader is behind. False when
+    // the reader wants no more: the store ends the read there.
+    virtual bool write(std::string_view bytes) = 0;
 };
 
 struct object_entry {
@@ -53,6 +63,21 @@ public:
     // or cannot open it: the caller then uses get().
     virtual std::shared_ptr<const object_file> open_file(const std::string& /*key*/) {
         return nullptr;
+    }
+    // Whether stream_range() sends the bytes on as they arrive (S3), so that
+    // a read need not hold the range; otherwise it is a get() handed over whole.
+    virtual bool streams_ranges() const { return false; }
+    // Hands [offset, offset + length) to `sink` in order. Every byte it takes
+    // is the object's: a store that streams checks the answer before the
+    // first one and resumes from the byte reached after a transient fault.
+    // Fails before any byte or after some (the sink then holds a prefix);
+    // a sink that refuses ends the read with success (nothing more is wanted).
+    virtual status stream_range(const std::string& key, std::uint64_t offset, std::uint64_t length,
+                                range_sink& sink) {
+        std::string bytes;
+        if (auto got = get(key, offset, length, bytes); !got) return got;
+        sink.write(bytes);
+        return ok_status();
     }
     // The object's size; nothing when there is no such object.
     virtual result<std::optional<std::uint64_t>> size(const std::string& key) = 0;

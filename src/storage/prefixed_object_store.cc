@@ -19,6 +19,11 @@ std::shared_ptr<const object_file> prefixed_object_store::open_file(const std::s
     return _inner.open_file(_prefix + key);
 }
 
+status prefixed_object_store::stream_range(const std::string& key, std::uint64_t offset,
+                                           std::uint64_t length, range_sink& sink) {
+    return _inner.stream_range(_prefix + key, offset, length, sink);
+}
+
 result<std::optional<std::uint64_t>> prefixed_object_store::size(const std::string& key) {
     return _inner.size(_prefix + key);
 }

@@ -20,6 +20,9 @@ public:
     status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
                std::string& out) override;
     std::shared_ptr<const object_file> open_file(const std::string& key) override;
+    bool streams_ranges() const override { return _inner.streams_ranges(); }
+    status stream_range(const std::string& key, std::uint64_t offset, std::uint64_t length,
+                        range_sink& sink) override;
     result<std::optional<std::uint64_t>> size(const std::string& key) override;
     status remove(const std::string& key) override;
     result<std::vector<object_entry>> list(const std::string& prefix) override;

@@ -11,6 +11,7 @@
 #include "storage/detail/s3_encoding.h"
 #include "storage/detail/s3_http.h"
 #include "storage/detail/s3_xml.h"
+#include "storage/storage_metrics.h"
 
 namespace dstream::storage {
 namespace {
@@ -49,20 +50,6 @@ std::string xml_escaped(std::string_view text) {
     return out;
 }
 
-// Whether a 206 holds the `length` bytes from `offset` at the start of its
-// body: its Content-Range starts there and its body is that whole range. A
-// range longer than asked is taken too (s3rver answers "bytes=0-0" with the
-// whole object); a short body or another start is no read.
-bool holds_range_from(const s3_response& response, std::uint64_t offset, std::uint64_t length) {
-    const std::string start = "bytes " + std::to_string(offset) + "-";
-    if (!response.content_range.starts_with(start)) return false;
-    const std::string_view rest = std::string_view(response.content_range).substr(start.size());
-    std::uint64_t last = 0;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), last);
-    if (ec != std::errc() || end == rest.data() + rest.size() || *end != '/') return false;
-    return last >= offset + length - 1 && response.body.size() == last - offset + 1;
-}
-
 class s3_store;
 
 // Holds the bytes until multipart_threshold, then sends parts of part_bytes
@@ -97,7 +84,7 @@ public:
 
     status put(const std::string& key, std::string_view bytes) override {
         s3_request request{.method = "PUT", .url = object_url(key), .body = bytes};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::put);
         if (response.status != 200) return failure("PutObject", key, response);
         return ok_status();
     }
@@ -117,21 +104,69 @@ public:
             out.clear();
             return ok_status();
         }
-        const std::string first_last =
-            std::to_string(offset) + "-" + std::to_string(offset + length - 1);
-        s3_request request{
-            .method = "GET", .url = object_url(key), .headers = {"Range: bytes=" + first_last}};
-        s3_response response = call(request);
+        s3_request request = ranged_get(key, offset, length);
+        s3_response response = call(request, object_op::get);
         if (response.status != 206) return failure("GetObject", key, response);
-        if (!holds_range_from(response, offset, length))
+        if (!answers_range(response, offset, length) || response.body.size() < length)
             return failure("GetObject", key, "an answer of another range or length");
         response.body.resize(length);
         out = std::move(response.body);
         return ok_status();
     }
 
+    bool streams_ranges() const override { return true; }
+
+    // A ranged GET whose body goes to `sink` as curl delivers it. A fault
+    // after some bytes asks again from the byte reached, and an attempt that
+    // brought bytes starts the count of attempts afresh: the whole transfer's
+    // time includes the reader's, so a slow one may outlast a request
+    // timeout without the store failing.
+    status stream_range(const std::string& key, std::uint64_t offset, std::uint64_t length,
+                        range_sink& sink) override {
+        if (length == 0) return ok_status();
+        std::uint64_t reached = 0;
+        unsigned failed_attempts = 0;
+        for (;;) {
+            const std::uint64_t first = offset + reached;
+            const std::uint64_t left = length - reached;
+            bool wrong_answer = false;
+            bool reader_gone = false;
+            s3_request request = ranged_get(key, first, left);
+            request.partial_body = [&](const s3_response& head, std::string_view bytes) {
+                if (!answers_range(head, first, left)) {
+                    wrong_answer = true;
+                    return false;
+                }
+                // A longer range than asked (answers_range) ends the transfer
+                // where ours ends.
+                const std::string_view ours = bytes.substr(0, length - reached);
+                if (!sink.write(ours)) {
+                    reader_gone = true;
+                    return false;
+                }
+                reached += ours.size();
+                return ours.size() == bytes.size();
+            };
+            const std::uint64_t before = reached;
+            const s3_response response = _http.perform(request);
+            if (reader_gone) return ok_status();
+            if (wrong_answer)
+                return failure("GetObject", key, "an answer of another range or length");
+            if (reached == length) return ok_status();  // a fault after the last byte is none
+            // A 206 that ends early without a transport fault is no answer of the range.
+            if (response.status == 206 && response.fault == detail::s3_transport_fault::none)
+                return failure("GetObject", key, "an answer of another range or length");
+            if (reached > before) failed_attempts = 0;
+            if (++failed_attempts >= _options.max_attempts ||
+                !detail::s3_retryable(request, response))
+                return failure("GetObject", key, response);
+            back_off(object_op::stream_range, failed_attempts - 1);
+        }
+    }
+
     result<std::optional<std::uint64_t>> size(const std::string& key) override {
-        const s3_response response = call(s3_request{.method = "HEAD", .url = object_url(key)});
+        const s3_response response =
+            call(s3_request{.method = "HEAD", .url = object_url(key)}, object_op::size);
         // A HEAD has no body to tell a missing key from a missing bucket.
         if (response.status == 404) return std::optional<std::uint64_t>();
         if (response.status != 200 || !response.content_length)
@@ -140,7 +175,8 @@ public:
     }
 
     status remove(const std::string& key) override {
-        const s3_response response = call(s3_request{.method = "DELETE", .url = object_url(key)});
+        const s3_response response =
+            call(s3_request{.method = "DELETE", .url = object_url(key)}, object_op::remove);
         const bool gone = response.status == 204 || response.status == 200 ||
                           (response.status == 404 &&
                            detail::parse_s3_error_code(response.body) != "NoSuchBucket");
@@ -159,7 +195,7 @@ public:
             s3_request request{.method = "GET",
                                .url = _bucket_url + "/",
                                .query = detail::s3_canonical_query(std::move(query))};
-            const s3_response response = call(request);
+            const s3_response response = call(request, object_op::list);
             if (response.status != 200) return failure("ListObjectsV2", prefix, response);
             auto page = detail::parse_s3_list_page(response.body);
             if (!page) return failure("ListObjectsV2", prefix, "an unreadable listing");
@@ -176,7 +212,7 @@ public:
     // The writer's calls.
     result<std::string> create_upload(const std::string& key) {
         s3_request request{.method = "POST", .url = object_url(key), .query = "uploads="};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::open_writer);
         if (response.status != 200) return failure("CreateMultipartUpload", key, response);
         auto id = detail::parse_s3_upload_id(response.body);
         if (!id) return failure("CreateMultipartUpload", key, "an answer without an upload id");
@@ -190,7 +226,7 @@ public:
                            .query = detail::s3_canonical_query(
                                {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}}),
                            .body = bytes};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::open_writer);
         if (response.status != 200 || response.etag.empty())
             return failure("UploadPart", key, response);
         return response.etag;
@@ -209,7 +245,7 @@ public:
                            .headers = {"Content-Type: application/xml"},
                            .body = body,
                            .error_in_ok_body = true};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::open_writer);
         if (response.status != 200 || !detail::parse_s3_error_code(response.body).empty())
             return failure("CompleteMultipartUpload", key, response);
         return ok_status();
@@ -219,7 +255,7 @@ public:
         s3_request request{.method = "DELETE",
                            .url = object_url(key),
                            .query = detail::s3_canonical_query({{"uploadId", upload_id}})};
-        const s3_response response = call(request);
+        const s3_response response = call(request, object_op::open_writer);
         // The parts stay billed until a bucket lifecycle rule removes them.
         if (response.status != 204 && response.status != 404)
             spdlog::warn("s3: AbortMultipartUpload of {:?} failed: {}", key, describe(response));
@@ -245,14 +281,46 @@ private:
         return _bucket_url + "/" + detail::s3_uri_encode(full_key(key), detail::slash::keep);
     }
 
-    // One S3 call, attempted again while its failure may pass.
-    s3_response call(const s3_request& request) {
+    // One S3 call, attempted again while its failure may pass; each retry is
+    // counted under `op`, the object_store call it serves (a writer's calls
+    // under open_writer).
+    s3_response call(const s3_request& request, object_op op) {
         for (unsigned retry = 0;; ++retry) {
             s3_response response = _http.perform(request);
             if (retry + 1 >= _options.max_attempts || !detail::s3_retryable(request, response))
                 return response;
-            _wait(detail::s3_backoff(retry, _options.backoff_base, _options.backoff_cap, _random));
+            back_off(op, retry);
         }
+    }
+
+    void back_off(object_op op, unsigned retry) {
+        _metrics.of(op).retries.inc();
+        _wait(detail::s3_backoff(retry, _options.backoff_base, _options.backoff_cap, _random));
+    }
+
+    s3_request ranged_get(const std::string& key, std::uint64_t offset,
+                          std::uint64_t length) const {
+        return s3_request{.method = "GET",
+                          .url = object_url(key),
+                          .headers = {"Range: bytes=" + std::to_string(offset) + "-" +
+                                      std::to_string(offset + length - 1)}};
+    }
+
+    // Whether a 206 is the answer of [offset, offset + length): its
+    // Content-Range names exactly that range (a server may send another).
+    // Whether a 206's Content-Range holds the `length` bytes from `offset` at
+    // its start: it starts there and ends there or later. A longer range is
+    // taken (s3rver answers "bytes=0-0" with the whole object) and cut; a
+    // range that starts elsewhere or ends early is no read.
+    static bool answers_range(const s3_response& response, std::uint64_t offset,
+                              std::uint64_t length) {
+        const std::string start = "bytes " + std::to_string(offset) + "-";
+        if (!response.content_range.starts_with(start)) return false;
+        const std::string_view rest = std::string_view(response.content_range).substr(start.size());
+        std::uint64_t last = 0;
+        const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), last);
+        return ec == std::errc() && end != rest.data() + rest.size() && *end == '/' &&
+               last >= offset + length - 1;
     }
 
     // Errors name the call and S3's answer, never a key (extensions 11: no
@@ -269,6 +337,7 @@ private:
     }
 
     s3_options _options;
+    storage_metrics& _metrics = storage_metrics::get();
     detail::s3_http _http;
     runtime::random_source& _random;
     s3_backoff_wait _wait;

@@ -16,8 +16,19 @@ std::string_view name(object_op op) {
             return "open_writer";
         case object_op::size:
             return "size";
+        case object_op::stream_range:
+            return "stream_range";
     }
     return "other";
+}
+
+void storage_metrics::per_op_counter(metrics::exposition& out, std::string_view family,
+                                     std::string_view help,
+                                     metrics::counter op_metrics::*count) const {
+    out.family(family, metrics::metric_type::counter, help);
+    for (std::size_t i = 0; i < object_op_count; ++i)
+        out.sample(family, {{"op", name(static_cast<object_op>(i))}},
+                   (object_ops[i].*count).value());
 }
 
 void storage_metrics::collect(metrics::exposition& out) const {
@@ -39,6 +50,12 @@ void storage_metrics::collect(metrics::exposition& out) const {
         out.sample("dstream_object_store_operations_total", {{"op", op}, {"result", "error"}},
                    object_ops[i].failed.value());
     }
+    per_op_counter(out, "dstream_object_store_bytes_total",
+                   "Object bytes written and read by object-store operations, by operation",
+                   &op_metrics::bytes);
+    per_op_counter(out, "dstream_object_store_retries_total",
+                   "Attempts of an object-store call after its first (S3 retries), by operation",
+                   &op_metrics::retries);
     out.family("dstream_object_store_operation_duration_seconds", metric_type::histogram,
                "Time of one object-store operation, by operation");
     for (std::size_t i = 0; i < object_op_count; ++i) {

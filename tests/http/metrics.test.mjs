@@ -71,6 +71,8 @@ test('metrics: the scrape is strict Prometheus text 0.0.4 with every family of a
         ['dstream_chunk_cache_bytes', 'gauge'],
         ['dstream_object_store_operations_total', 'counter'],
         ['dstream_object_store_operation_duration_seconds', 'histogram'],
+        ['dstream_object_store_bytes_total', 'counter'],
+        ['dstream_object_store_retries_total', 'counter'],
         ['dstream_recovery_duration_seconds', 'gauge'],
         ['dstream_recovery_checkpoints_loaded', 'gauge'],
         ['dstream_recovery_records_replayed', 'gauge'],
@@ -232,6 +234,11 @@ test('metrics: chunk flushes, cold reads and checkpoints move the storage counte
         assert.ok(value(m, 'dstream_chunk_cache_hits_total') >= 1);
         assert.ok(value(m, 'dstream_chunk_cache_bytes') > 0);
         assert.ok(value(m, 'dstream_object_store_operations_total', { op: 'get', result: 'ok' }) >= 1);
+        // The chunks went up whole and the long-poll loaded one whole; a
+        // local directory never retries.
+        assert.ok(value(m, 'dstream_object_store_bytes_total', { op: 'put' }) >= 4 << 20);
+        assert.ok(value(m, 'dstream_object_store_bytes_total', { op: 'get' }) >= 4 << 20);
+        assert.equal(total(m, 'dstream_object_store_retries_total', {}), 0);
         assert.equal(value(m, 'dstream_object_store_operation_duration_seconds_count', { op: 'put' }),
                      total(m, 'dstream_object_store_operations_total', { op: 'put' }));
         assert.ok(value(m, 'dstream_hot_bytes') < 5 << 20, 'flushed bytes left the hot tier');

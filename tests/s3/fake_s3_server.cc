@@ -27,6 +27,20 @@ void send_all(int fd, const std::string& bytes) {
     }
 }
 
+// The value of the header `name` (as "\r\nName: "), or "".
+std::string header_value(const std::string& head, const std::string& name) {
+    const std::size_t at = head.find(name);
+    if (at == std::string::npos) return "";
+    const std::size_t from = at + name.size();
+    return head.substr(from, head.find("\r\n", from) - from);
+}
+
+// Resets the connection on close: RST, not FIN.
+void abort_on_close(int fd) {
+    const linger now{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
+}
+
 std::size_t content_length(const std::string& head) {
     for (const char* name : {"\r\nContent-Length:", "\r\ncontent-length:"}) {
         const std::size_t at = head.find(name);
@@ -70,6 +84,11 @@ std::vector<std::string> fake_s3_server::requests() const {
     return _requests;
 }
 
+std::vector<std::string> fake_s3_server::ranges() const {
+    std::lock_guard lock(_mutex);
+    return _ranges;
+}
+
 fake_answer fake_s3_server::next_answer() {
     std::lock_guard lock(_mutex);
     if (_script.empty()) return fake_answer{};
@@ -106,6 +125,7 @@ void fake_s3_server::handle(int connection) {
         std::lock_guard lock(_mutex);
         const std::size_t space = head.find(' ');
         _requests.push_back(head.substr(0, head.find(' ', space + 1)));
+        _ranges.push_back(header_value(head, "\r\nRange: "));
     }
     if (head.find("\r\nExpect: 100-continue") != std::string::npos)
         send_all(connection, "HTTP/1.1 100 Continue\r\n\r\n");
@@ -113,11 +133,19 @@ void fake_s3_server::handle(int connection) {
     while (received.size() < total)
         if (!receive()) return;
 
-    const fake_answer answer = next_answer();
+    fake_answer answer = next_answer();
     if (answer.what == fake_answer::kind::reset) {
-        const linger abort_on_close{1, 0};  // close sends RST, not FIN
-        ::setsockopt(connection, SOL_SOCKET, SO_LINGER, &abort_on_close, sizeof abort_on_close);
+        abort_on_close(connection);
         return;
+    }
+    if (answer.what == fake_answer::kind::ranged) {
+        // "bytes=FIRST-LAST"
+        const std::string range = header_value(head, "\r\nRange: ");
+        const std::size_t first = std::stoul(range.substr(6));
+        const std::size_t last = std::stoul(range.substr(range.find('-') + 1));
+        answer.headers.push_back("Content-Range: bytes " + std::to_string(first) + "-" +
+                                 std::to_string(last) + "/" + std::to_string(answer.body.size()));
+        answer.body = answer.body.substr(first, last - first + 1);
     }
     if (answer.what == fake_answer::kind::stall) {
         while (!_stopping && !wait_readable(connection, 20)) {
@@ -128,6 +156,13 @@ void fake_s3_server::handle(int connection) {
     for (const auto& line : answer.headers) text += line + "\r\n";
     text +=
         "Content-Length: " + std::to_string(answer.body.size()) + "\r\nConnection: close\r\n\r\n";
+    if (answer.cut_after < answer.body.size()) {
+        send_all(connection, text + answer.body.substr(0, answer.cut_after));
+        // Long enough for the client to read what came before the reset.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        abort_on_close(connection);
+        return;
+    }
     if (head.rfind("HEAD ", 0) != 0) text += answer.body;
     send_all(connection, text);
 }

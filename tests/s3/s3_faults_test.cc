@@ -8,6 +8,7 @@
 
 #include "fake_s3_server.h"
 #include "s3_test_env.h"
+#include "storage/storage_metrics.h"
 
 namespace dstream::testing {
 namespace {
@@ -42,13 +43,19 @@ protected:
     recorded_waits _waits;
 };
 
+std::uint64_t retries_of(storage::object_op op) {
+    return storage::storage_metrics::get().of(op).retries.value();
+}
+
 TEST_F(S3Faults, ThrottlingServerErrorsAndResetsAreRetriedWithinTheBackoffBounds) {
     _server->script(
         {fake_answer::s3_error(503, "SlowDown"), fake_answer::s3_error(500, "InternalError"),
          fake_answer::s3_error(429, "TooManyRequests"), fake_answer::reset(), fake_answer{}});
     auto store = make_store(options_for(*_server), _waits);
+    const std::uint64_t retries_before = retries_of(storage::object_op::put);
     ASSERT_TRUE(store->put("k", "v").ok());
     EXPECT_EQ(_server->requests().size(), 5u);
+    EXPECT_EQ(retries_of(storage::object_op::put), retries_before + 4);
     const auto waits = _waits.waits();
     ASSERT_EQ(waits.size(), 4u);
     const std::chrono::milliseconds ceilings[] = {100ms, 200ms, 250ms, 250ms};
@@ -115,6 +122,79 @@ TEST_F(S3Faults, AServerThatIsDownFailsTheCallAndServesTheNextOnceBack) {
     EXPECT_EQ(_waits.waits().size(), 4u);  // refused connections are retried too
     _server = std::make_unique<fake_s3_server>(port);
     EXPECT_TRUE(store->put("k", "v").ok());
+}
+
+TEST_F(S3Faults, AStreamedRangeIsExactlyTheBytesAsked) {
+    const std::string object = pattern_bytes(100'000, 6);
+    _server->script({fake_answer::ranged(object)});
+    auto store = make_store(options_for(*_server), _waits);
+    ASSERT_TRUE(store->streams_ranges());
+    collecting_sink sink;
+    ASSERT_TRUE(store->stream_range("k", 1000, 50'000, sink).ok());
+    EXPECT_TRUE(sink.bytes == object.substr(1000, 50'000));
+    EXPECT_EQ(_server->ranges(), std::vector<std::string>{"bytes=1000-50999"});
+}
+
+TEST_F(S3Faults, AResetMidBodyResumesFromTheByteReached) {
+    const std::string object = pattern_bytes(200'000, 7);
+    _server->script({fake_answer::ranged(object, 30'000), fake_answer::ranged(object)});
+    auto store = make_store(options_for(*_server), _waits);
+    const std::uint64_t retries_before = retries_of(storage::object_op::stream_range);
+    collecting_sink sink;
+    ASSERT_TRUE(store->stream_range("k", 1000, 150'000, sink).ok());
+    EXPECT_TRUE(sink.bytes == object.substr(1000, 150'000));
+    const auto ranges = _server->ranges();
+    ASSERT_EQ(ranges.size(), 2u);
+    EXPECT_EQ(ranges[0], "bytes=1000-150999");
+    // The second asks from where the first stopped, not from the start again.
+    const std::size_t resumed_at = std::stoul(ranges[1].substr(6));
+    EXPECT_GT(resumed_at, 1000u);
+    EXPECT_LE(resumed_at, 31'000u);
+    EXPECT_EQ(ranges[1], "bytes=" + std::to_string(resumed_at) + "-150999");
+    EXPECT_EQ(_waits.waits().size(), 1u);
+    EXPECT_EQ(retries_of(storage::object_op::stream_range), retries_before + 1);
+}
+
+TEST_F(S3Faults, AStreamedReadThatFailsBeforeItsFirstByteIsAnErrorValue) {
+    auto store = make_store(options_for(*_server), _waits);
+    collecting_sink sink;
+    _server->script({fake_answer::s3_error(403, "AccessDenied")});
+    expect_clean_failure(store->stream_range("k", 0, 10, sink), "GetObject", "403 AccessDenied");
+    _server->script(std::vector<fake_answer>(5, fake_answer::s3_error(503, "SlowDown")));
+    expect_clean_failure(store->stream_range("k", 0, 10, sink), "GetObject", "503 SlowDown");
+    // An answer of another range is refused before any of its bytes.
+    _server->script({{fake_answer::kind::respond, 206, "abcd", {"Content-Range: bytes 0-3/100"}}});
+    expect_clean_failure(store->stream_range("k", 10, 4, sink), "GetObject", "range");
+    EXPECT_EQ(sink.pieces, 0u);
+    EXPECT_EQ(_server->requests().size(), 7u);
+}
+
+TEST_F(S3Faults, FaultsWithoutProgressRunOutOfAttemptsAfterPartOfTheRange) {
+    const std::string object = pattern_bytes(100'000, 8);
+    _server->script({fake_answer::ranged(object, 20'000), fake_answer::reset(),
+                     fake_answer::reset(), fake_answer::reset(), fake_answer::reset()});
+    auto store = make_store(options_for(*_server), _waits);
+    collecting_sink sink;
+    expect_clean_failure(store->stream_range("k", 0, 100'000, sink), "GetObject", "");
+    // What was handed on is the object's prefix, never other bytes.
+    EXPECT_GT(sink.bytes.size(), 0u);
+    EXPECT_LE(sink.bytes.size(), 20'000u);
+    EXPECT_TRUE(sink.bytes == object.substr(0, sink.bytes.size()));
+    // The attempt that brought bytes starts the count again: 1 + 4 resets.
+    EXPECT_EQ(_server->requests().size(), 5u);
+}
+
+TEST_F(S3Faults, AReaderThatLeavesEndsTheTransfer) {
+    const std::string object = pattern_bytes(1u << 20, 9);
+    _server->script({fake_answer::ranged(object)});
+    auto store = make_store(options_for(*_server), _waits);
+    collecting_sink sink;
+    sink.refuse_from = 2;
+    ASSERT_TRUE(store->stream_range("k", 0, object.size(), sink).ok());
+    EXPECT_EQ(sink.pieces, 2u);
+    EXPECT_TRUE(sink.bytes == object.substr(0, sink.bytes.size()));
+    EXPECT_EQ(_server->requests().size(), 1u);
+    EXPECT_TRUE(_waits.waits().empty());
 }
 
 const fake_answer upload_created{

@@ -69,6 +69,21 @@ inline std::unique_ptr<storage::object_store> make_store(storage::s3_options opt
     return store ? std::move(*store) : nullptr;
 }
 
+// Keeps what a streamed read hands it, and how many pieces; refuses the
+// piece numbered `refuse_from` (1 is the first) and those after, as a reader
+// that left.
+class collecting_sink final : public storage::range_sink {
+public:
+    bool write(std::string_view piece) override {
+        if (++pieces >= refuse_from) return false;
+        bytes.append(piece);
+        return true;
+    }
+    std::string bytes;
+    std::size_t pieces = 0;
+    std::size_t refuse_from = static_cast<std::size_t>(-1);
+};
+
 // Bytes no two offsets of which are likely to agree by chance.
 inline std::string pattern_bytes(std::size_t size, std::uint64_t seed) {
     std::string bytes(size, '\0');

@@ -30,6 +30,9 @@ public:
     // The write time later puts record (ms since the Unix epoch).
     void set_now_ms(std::int64_t now_ms) { _now_ms = now_ms; }
     std::size_t failed_calls() const { return _failed; }
+    // From now on ranges are streamed (as S3 does) in pieces of `piece_bytes`.
+    void stream_in_pieces(std::size_t piece_bytes) { _piece_bytes = piece_bytes; }
+    std::size_t gets() const { return _gets; }
 
     // For set-up and checks, down or not.
     void place(const std::string& key, std::string bytes, std::int64_t modified_ms) {
@@ -63,10 +66,27 @@ public:
     status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
                std::string& out) override {
         if (_down) return outage();
+        ++_gets;
         std::lock_guard lock(_mutex);
         const auto it = _objects.find(key);
         if (it == _objects.end() || offset + length > it->second.bytes.size()) return missing();
         out.assign(it->second.bytes, offset, length);
+        return ok_status();
+    }
+    bool streams_ranges() const override { return _piece_bytes != 0; }
+    status stream_range(const std::string& key, std::uint64_t offset, std::uint64_t length,
+                        storage::range_sink& sink) override {
+        if (_down) return outage();
+        std::string bytes;
+        {
+            std::lock_guard lock(_mutex);
+            const auto it = _objects.find(key);
+            if (it == _objects.end() || offset + length > it->second.bytes.size()) return missing();
+            bytes = it->second.bytes.substr(offset, length);
+        }
+        for (std::size_t at = 0; at < bytes.size(); at += _piece_bytes) {
+            if (!sink.write(std::string_view(bytes).substr(at, _piece_bytes))) break;
+        }
         return ok_status();
     }
     result<std::optional<std::uint64_t>> size(const std::string& key) override {
@@ -130,6 +150,8 @@ private:
     std::atomic<bool> _down{false};
     std::atomic<std::int64_t> _now_ms{1};
     std::atomic<std::size_t> _failed{0};
+    std::atomic<std::size_t> _piece_bytes{0};
+    std::atomic<std::size_t> _gets{0};
 };
 
 }  // namespace dstream::test

@@ -13,14 +13,20 @@
 
 namespace dstream::test {
 
+// Keeps the operation's value in `out` (a T need not have a default value).
+template <typename T>
+boost::asio::awaitable<void> keep_value(boost::asio::awaitable<T> operation,
+                                        std::optional<T>& out) {
+    out.emplace(co_await std::move(operation));
+}
+
 // Throws when the operation does not end within `limit`.
 template <typename T>
 T run_to_end(boost::asio::io_context& io, boost::asio::awaitable<T> operation,
              std::chrono::seconds limit = std::chrono::seconds(20)) {
     std::optional<T> out;
-    boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e, T value) {
+    boost::asio::co_spawn(io, keep_value(std::move(operation), out), [](std::exception_ptr e) {
         if (e) std::rethrow_exception(e);
-        out = std::move(value);
     });
     const auto until = std::chrono::steady_clock::now() + limit;
     while (!out && std::chrono::steady_clock::now() < until) {

@@ -3,7 +3,9 @@
 // budget, then are refused with 503 COLD_BACKPRESSURE and Retry-After; a read
 // of cold bytes is refused the same way, never answered partially; once the
 // store is back the groups flush by themselves and every acknowledged byte
-// reads back as it was written.
+// reads back as it was written. On a store that streams (S3), a catch-up read
+// sends the cold bytes as the store hands them on, loads no chunk whole, and
+// is refused the same way when the store gives no first byte.
 #include <string>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -15,6 +17,7 @@
 #include "edge/write_answer.h"
 #include "memory_object_store.h"
 #include "run_to_end.h"
+#include "service/cold_reads.h"
 #include "service/engine.h"
 #include "service/service_metrics.h"
 
@@ -61,6 +64,28 @@ protected:
             model += bytes;
         }
         return r;
+    }
+    // A catch-up read from `at` as the edge makes it.
+    stream_view catch_up(std::uint64_t at) {
+        read_request request;
+        request.key = stream;
+        request.start = protocol::read_start{protocol::read_start::kind::position, at};
+        request.max_bytes = 1 << 20;
+        request.cold_as_files = true;
+        return test::run_to_end(_io, _engine.read(request));
+    }
+    // The streamed bytes of `view`, then its hot ones; an error from the stream.
+    result<std::string> drain(const stream_view& view) {
+        std::string out;
+        for (;;) {
+            auto batch = test::run_to_end(_io, view.streamed->next());
+            if (!batch) return batch.err();
+            if (batch->empty()) break;
+            for (const auto& slice : *batch) out.append(slice.view());
+        }
+        EXPECT_EQ(out.size(), view.streamed->size());
+        for (const auto& slice : view.data) out.append(slice.view());
+        return out;
     }
     result<std::string> read_all() {
         std::string out;
@@ -121,6 +146,7 @@ private:
         c.store = &store;
         c.cache = &_cache;
         c.io = _pool.get_executor();
+        c.streamed_reads = &_reads;
         c.chunk_bytes = chunk_bytes;
         c.group_hot_budget = hot_budget;
         c.flush_retry_base = 5ms;
@@ -133,6 +159,7 @@ private:
     asio::executor_work_guard<asio::io_context::executor_type> _guard{_io.get_executor()};
     asio::thread_pool _pool{2};
     storage::chunk_cache _cache{0};  // every cold read goes to the store
+    cold_read_pool _reads{2};
     engine _engine;
 };
 
@@ -225,6 +252,39 @@ TEST_F(ColdOutage, AColdReadDuringTheOutageIs503AndNeverPartial) {
     EXPECT_EQ(edge_refusal(read.err()).result_int(), 503u);
     store.set_down(false);
     EXPECT_EQ(*read_all(), model);
+}
+
+TEST_F(ColdOutage, ACatchUpReadOnAStoreThatStreamsSendsTheColdBytesWithoutLoadingAChunk) {
+    store.stream_in_pieces(100);
+    write_first_chunk();
+    const stream_view view = catch_up(0);
+    ASSERT_FALSE(view.refusal);
+    ASSERT_TRUE(view.streamed);
+    EXPECT_TRUE(view.files.empty());
+    EXPECT_GE(view.streamed->size(), chunk_bytes);
+    const auto read = drain(view);
+    ASSERT_TRUE(read);
+    EXPECT_EQ(*read, model.substr(0, view.next));
+    EXPECT_EQ(store.gets(), 0u) << "no chunk loaded whole";
+    // A read that needs the bytes in memory (a long-poll's) still loads them.
+    EXPECT_EQ(*read_all(), model);
+    EXPECT_GT(store.gets(), 0u);
+}
+
+TEST_F(ColdOutage, AStreamedReadWhoseStoreGivesNoFirstByteIsThe503Refusal) {
+    store.stream_in_pieces(100);
+    write_first_chunk();
+    const stream_view view = catch_up(0);
+    ASSERT_TRUE(view.streamed);
+    store.set_down(true);  // nothing is asked of the store before the first next()
+    const auto read = drain(view);
+    ASSERT_FALSE(read);
+    EXPECT_EQ(read.err().code, error_code::cold_backpressure);
+    EXPECT_EQ(edge_refusal(read.err()).result_int(), 503u);
+    store.set_down(false);
+    const auto again = drain(catch_up(0));
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, model.substr(0, again->size()));
 }
 
 }  // namespace

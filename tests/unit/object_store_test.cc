@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/local_dir_object_store.h"
+#include "storage/metered_object_store.h"
 
 namespace dstream::storage {
 namespace {
@@ -70,6 +71,53 @@ TEST_F(ObjectStore, AnOpenFileReadsTheObjectEvenAfterItsRemoval) {
     ASSERT_EQ(::pread(file->fd(), bytes, sizeof bytes, 6), 5);
     EXPECT_EQ(std::string(bytes, sizeof bytes), "world");
     EXPECT_EQ(store->open_file("chunks/absent"), nullptr);
+}
+
+// Keeps what a read hands it, piece by piece.
+struct kept_pieces final : range_sink {
+    bool write(std::string_view bytes) override {
+        pieces.emplace_back(bytes);
+        return true;
+    }
+    std::vector<std::string> pieces;
+};
+
+// A store that keeps files does not stream: its range comes whole, as a get.
+TEST_F(ObjectStore, AStoreThatDoesNotStreamHandsTheRangeOverWhole) {
+    ASSERT_TRUE(store->put("k", "hello world"));
+    EXPECT_FALSE(store->streams_ranges());
+    kept_pieces sink;
+    ASSERT_TRUE(store->stream_range("k", 6, 5, sink));
+    EXPECT_EQ(sink.pieces, std::vector<std::string>{"world"});
+    EXPECT_FALSE(store->stream_range("missing", 0, 1, sink));
+    EXPECT_EQ(sink.pieces.size(), 1u);
+}
+
+// The metered store counts the object bytes each call moves, by operation.
+TEST_F(ObjectStore, TheMeteredStoreCountsBytesByOperation) {
+    metered_object_store metered(*store);
+    auto& m = storage_metrics::get();
+    const auto bytes_of = [&](object_op op) { return m.of(op).bytes.value(); };
+    const std::uint64_t put = bytes_of(object_op::put), got = bytes_of(object_op::get),
+                        written = bytes_of(object_op::open_writer),
+                        streamed = bytes_of(object_op::stream_range);
+    ASSERT_TRUE(metered.put("k", "hello world"));
+    std::string out;
+    ASSERT_TRUE(metered.get("k", 0, 5, out));
+    EXPECT_FALSE(metered.get("missing", 0, 5, out));
+    auto writer = metered.open_writer("w");
+    ASSERT_TRUE(writer);
+    ASSERT_TRUE((*writer)->write("abc"));
+    ASSERT_TRUE((*writer)->write("de"));
+    ASSERT_TRUE((*writer)->finish());
+    kept_pieces sink;
+    EXPECT_EQ(metered.streams_ranges(), store->streams_ranges());
+    ASSERT_TRUE(metered.stream_range("w", 1, 3, sink));
+    EXPECT_EQ(bytes_of(object_op::put), put + 11);
+    EXPECT_EQ(bytes_of(object_op::get), got + 5);
+    EXPECT_EQ(bytes_of(object_op::open_writer), written + 5);
+    EXPECT_EQ(bytes_of(object_op::stream_range), streamed + 3);
+    EXPECT_EQ(m.of(object_op::put).retries.value(), 0u);
 }
 
 TEST_F(ObjectStore, AbsentObjectsHaveNoSize) {

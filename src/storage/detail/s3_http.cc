@@ -30,6 +30,8 @@ CURL* thread_handle() {
 }
 
 struct exchange {
+    CURL* handle = nullptr;
+    const s3_request* request = nullptr;
     std::string_view body;  // what is left to send
     s3_response* response = nullptr;
 };
@@ -43,7 +45,17 @@ std::size_t read_body(char* buffer, std::size_t size, std::size_t count, void* d
 }
 
 std::size_t write_body(char* bytes, std::size_t size, std::size_t count, void* data) {
-    static_cast<exchange*>(data)->response->body.append(bytes, size * count);
+    auto& state = *static_cast<exchange*>(data);
+    s3_response& response = *state.response;
+    if (state.request->partial_body) {
+        // The head is complete once its body starts.
+        curl_easy_getinfo(state.handle, CURLINFO_RESPONSE_CODE, &response.status);
+        if (response.status == 206)
+            return state.request->partial_body(response, std::string_view(bytes, size * count))
+                       ? size * count
+                       : 0;
+    }
+    response.body.append(bytes, size * count);
     return size * count;
 }
 
@@ -125,7 +137,7 @@ s3_response s3_http::perform(const s3_request& request) const {
         response.fault_text = "cannot make a curl handle";
         return response;
     }
-    exchange state{request.body, &response};
+    exchange state{handle, &request, request.body, &response};
     const std::string url = request.query.empty() ? request.url : request.url + "?" + request.query;
 
     // libcurl signs our headers too and takes the payload hash from ours;

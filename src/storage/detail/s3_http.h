@@ -3,6 +3,7 @@
 // its failures are worth another attempt. No retries here: the store decides.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,8 @@
 #include "storage/s3_object_store.h"
 
 namespace dstream::storage::detail {
+
+struct s3_response;
 
 struct s3_request {
     std::string_view method;           // GET, HEAD, PUT, POST or DELETE
@@ -21,6 +24,11 @@ struct s3_request {
     // CompleteMultipartUpload can answer 200 and fail in its body (the S3
     // API reference says so); no other call reads a 200's body as an error.
     bool error_in_ok_body = false;
+    // A streamed GET: a 206 answer's body goes here as it arrives, with the
+    // answer's head, instead of into s3_response::body (other answers' bodies,
+    // an error's XML, still go there). False stops the transfer: the answer
+    // is not the one asked for, or nobody wants the rest.
+    std::function<bool(const s3_response& head, std::string_view bytes)> partial_body;
 };
 
 enum class s3_transport_fault { none, transient, fatal };
