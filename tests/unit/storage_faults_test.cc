@@ -31,11 +31,6 @@ struct fault_case {
     fault f;
 };
 
-std::string contents(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Files left under `dir` whose name ends in ".tmp".
 std::size_t temporary_files(const fs::path& dir) {
     std::size_t count = 0;
