@@ -5,11 +5,15 @@
 #   bench/compare.sh [--scenario append|fanout|catchup|longpoll]
 #                    [--duration S] [--warmup S] [--pairs N] [--quick]
 #                    [--surface v1|bucket] [--servers LIST] [--threads N]
-#                    [--ref-file-handles N] [--dstream PATH] [--bench PATH] [--out DIR]
+#                    [--ref-file-handles N] [--hot-bytes N] [--dstream PATH] [--bench PATH] [--out DIR]
 #     append:   [--streams N] [--connections C] [--body-bytes B] [--producer]
 #     fanout:   [--subscribers M] [--rate R] [--body-bytes B] [--writers W]
 #     longpoll: [--streams N] [--rate R] [--body-bytes B] [--writers W]
-#     catchup:  [--stream-bytes S] [--readers R] [--repeat K] [--append-bytes A]
+#     catchup:  [--stream-bytes S] [--readers R] [--repeat K] [--append-bytes A] [--settle S]
+#
+# --hot-bytes N gives the durable dstream servers that hot tier (their
+# default is 256 MiB): with a small one, and --settle S seconds between the
+# fill and the reads, a catch-up reads cold chunks, not memory.
 #
 # --out DIR keeps results.jsonl (one dstream-bench JSON line per run) and
 # report.md there.
@@ -79,6 +83,8 @@ DSTREAM_BIN="$ROOT/build/dstream"
 BENCH_BIN=""
 OUT=""
 REF_FILE_HANDLES=""
+HOT_BYTES=""
+SETTLE=0
 
 usage() {
     sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
@@ -109,6 +115,8 @@ while [[ $# -gt 0 ]]; do
         --bench) need_value "$@"; BENCH_BIN=$2; shift 2 ;;
         --out) need_value "$@"; OUT=$2; shift 2 ;;
         --ref-file-handles) need_value "$@"; REF_FILE_HANDLES=$2; shift 2 ;;
+        --hot-bytes) need_value "$@"; HOT_BYTES=$2; shift 2 ;;
+        --settle) need_value "$@"; SETTLE=$2; shift 2 ;;
         --producer) PRODUCER=1; shift ;;
         --quick) QUICK=1; PAIRS=1; DURATION=3; WARMUP=1; shift ;;
         -h | --help) usage ;;
@@ -130,7 +138,7 @@ flag() { local f=${1,,}; echo "--${f//_/-}"; }
 for n in PAIRS CONNECTIONS SUBSCRIBERS WRITERS APPEND_BYTES READERS REPEAT THREADS; do
     [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || { echo "compare: $(flag $n) must be a positive integer" >&2; exit 2; }
 done
-for n in DURATION WARMUP; do
+for n in DURATION WARMUP SETTLE; do
     [[ "${!n}" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "compare: $(flag $n) must be a number of seconds" >&2; exit 2; }
 done
 for n in STREAMS BODY_BYTES STREAM_BYTES; do
@@ -138,6 +146,7 @@ for n in STREAMS BODY_BYTES STREAM_BYTES; do
 done
 [[ -z "$RATE" || "$RATE" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "compare: --rate must be a number of messages per second" >&2; exit 2; }
 [[ -z "$REF_FILE_HANDLES" || "$REF_FILE_HANDLES" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --ref-file-handles must be a positive integer" >&2; exit 2; }
+[[ -z "$HOT_BYTES" || "$HOT_BYTES" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --hot-bytes must be a positive integer (bytes)" >&2; exit 2; }
 [[ "$PAIRS" -le 50 ]] || { echo "compare: --pairs is capped at 50" >&2; exit 2; }
 [[ "$SURFACE" == v1 || "$SURFACE" == bucket ]] || { echo "compare: --surface is v1 or bucket" >&2; exit 2; }
 IFS=, read -r -a SERVER_LIST <<<"$SERVERS"
@@ -245,6 +254,8 @@ now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
 start_server() {
     local name=$1 dir=$2 port=$3
     local log="$dir/server.log"
+    local hot=()
+    [[ -n "$HOT_BYTES" ]] && hot=(--hot-bytes "$HOT_BYTES")
     mkdir -p "$dir/data"
     case "$name" in
         reference-memory) node "$ROOT/bench/load/reference-server.mjs" --port "$port" >"$log" 2>&1 & ;;
@@ -253,10 +264,10 @@ start_server() {
             [[ -n "$REF_FILE_HANDLES" ]] && extra=(--max-file-handles "$REF_FILE_HANDLES")
             node "$ROOT/bench/load/reference-server.mjs" --port "$port" --data-dir "$dir/data" "${extra[@]}" >"$log" 2>&1 &
             ;;
-        dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" >"$log" 2>&1 & ;;
+        dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" "${hot[@]}" >"$log" 2>&1 & ;;
         dstream-memory) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" --memory >"$log" 2>&1 & ;;
         dstream-s3)
-            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" \
+            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" "${hot[@]}" \
                 --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/bench" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" >"$log" 2>&1 &
             ;;
     esac
@@ -309,10 +320,10 @@ case "$SCENARIO" in
         ;;
     catchup)
         SCENARIO_ARGS=(--stream-bytes "$STREAM_BYTES" --append-bytes "$APPEND_BYTES" --readers "$READERS"
-            --repeat "$REPEAT")
+            --repeat "$REPEAT" --settle-seconds "$SETTLE")
         RUN_LIMIT=3600
         SUMMARY_LINES='read|first byte|verified'
-        SCENARIO_TEXT="catchup, $READERS readers of one $STREAM_BYTES-byte application/octet-stream stream (filled by $APPEND_BYTES-byte appends), $REPEAT round(s), every byte checked"
+        SCENARIO_TEXT="catchup, $READERS readers of one $STREAM_BYTES-byte application/octet-stream stream (filled by $APPEND_BYTES-byte appends), $REPEAT round(s), $SETTLE s between fill and reads, every byte checked"
         ;;
 esac
 
@@ -371,7 +382,7 @@ cat <<EOF
 - load average (1/5/15 min): $LOAD_BEFORE before, $LOAD_AFTER after
 - command: \`$COMMAND\`
 - scenario: $SCENARIO_TEXT, $SURFACE URL layout, $THREADS generator thread(s), $PAIRS round(s) of: ${SERVERS//,/, }
-- dstream: $DSTREAM_BIN (source tree at git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}; generator: $BENCH_BIN
+- dstream: $DSTREAM_BIN (source tree at git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}${HOT_BYTES:+; durable dstream servers with --hot-bytes $HOT_BYTES}; generator: $BENCH_BIN
 
 EOF
 node "$ROOT/bench/load/compare-table.mjs" "$RESULTS"

@@ -3,13 +3,15 @@
 // each read it whole from offset -1, following Stream-Next-Offset until
 // Stream-Up-To-Date (base protocol 5.6), checking every byte as it arrives.
 // --repeat reads it again that many times in all, the readers released
-// together for each round. Reports MB/s over all readers and per reader,
+// together for each round. --settle-seconds waits between the fill and the
+// reads: time for a durable server to move the stream to its cold tier. Reports MB/s over all readers and per reader,
 // time to first byte, and the latency of each read request.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "pattern.h"
 #include "request_chain.h"
@@ -24,6 +26,7 @@ struct catchup_options : common_options {
     std::size_t append_bytes = std::size_t{4} << 20;
     unsigned readers = 4;
     unsigned repeat = 1;
+    double settle_seconds = 0;
 };
 
 // The pattern appended in order, append_bytes at a time.
@@ -165,6 +168,7 @@ int run_catchup(const catchup_options& o) {
         return 1;
     }
     const double fill_s = std::chrono::duration<double>(bench_clock::now() - fill_start).count();
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_seconds));
 
     catchup_driver driver(pool, rs.where, path, o);
     window_result w;
@@ -208,6 +212,7 @@ int run_catchup(const catchup_options& o) {
         .add("repeat", o.repeat)
         .add("fill_s", fill_s, 3)
         .add("fill_mb_per_s", static_cast<double>(o.stream_bytes) / 1e6 / fill_s, 1)
+        .add("settle_s", o.settle_seconds, 1)
         .add("seconds", total_s, 3)
         .add("bytes_read", req.body_bytes)
         .add("aggregate_mb_per_s", aggregate, 1)
@@ -269,6 +274,10 @@ void add_catchup_scenario(CLI::App& app, int& exit_code) {
     sub->add_option("--repeat", opts->repeat, "rounds: times each reader reads the stream")
         ->capture_default_str()
         ->check(CLI::Range(1u, 1000u));
+    sub->add_option("--settle-seconds", opts->settle_seconds,
+                    "seconds between the fill and the reads (the server moves bytes to its cold tier)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 3600.0));
     sub->callback([opts, &exit_code] { exit_code = run_catchup(*opts); });
 }
 

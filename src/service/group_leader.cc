@@ -327,6 +327,15 @@ void group_leader::flush_ended(const std::string& key) {
     _flushing.erase(it);
 }
 
+void group_leader::flush_next(const std::string& key) {
+    // Flushes of a stream go one at a time: what came while one ran goes
+    // now, not at the next append, so a writer faster than the store finds
+    // the backlog moving at the store's pace (and a flush slow once it lags).
+    if (!_leadership.leads()) return;
+    if (const state::stream* s = _replica.state().find(key)) maybe_flush(key, *s);
+    relieve_memory_pressure();
+}
+
 bool group_leader::flush_is_slow() const {
     const std::uint64_t now = _clock.monotonic_ms();
     const auto slow = static_cast<std::uint64_t>(_cold.slow_flush.count());
@@ -358,6 +367,7 @@ void group_leader::finish_flush(flush_chunk_job job, const status& written) {
             [this, key = job.key, object_key = job.object_key](state::apply_result r) {
                 if (!r.refusal) {
                     flush_ended(key);
+                    flush_next(key);
                     return;
                 }
                 // The object is garbage: the stream changed under the flush (deleted,

@@ -111,6 +111,7 @@ private:
     };
     void start_flush(const std::string& key, const state::stream& s, std::uint64_t end);
     void flush_ended(const std::string& key);
+    void flush_next(const std::string& key);
     void finish_flush(flush_chunk_job job, const status& written);
     void remove_garbage(const std::vector<std::string>& objects);
 
