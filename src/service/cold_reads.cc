@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "runtime/await_callback.h"
 #include "service/cold_tier.h"
 #include "storage/byte_pipe.h"
 
@@ -52,7 +53,10 @@ public:
             _started = true;
             _pool.start(_store, std::move(_pieces), _pipe);
         }
-        return _pipe->take();
+        return runtime::await_callback<result<storage::byte_pipe::batch>>(
+            [pipe = _pipe](runtime::deliver_fn<result<storage::byte_pipe::batch>> done) {
+                pipe->take(std::move(done));
+            });
     }
 
 private:

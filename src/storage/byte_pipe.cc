@@ -3,7 +3,6 @@
 #include <memory>
 #include <string>
 
-#include "runtime/await_callback.h"
 
 namespace dstream::storage {
 
@@ -73,7 +72,7 @@ void byte_pipe::wake_consumer(std::unique_lock<std::mutex>& lock) {
     done(std::move(taken));
 }
 
-void byte_pipe::start_take(deliver done) {
+void byte_pipe::take(deliver done) {
     std::unique_lock lock(_mutex);
     if (!has_news()) {
         _waiting = std::move(done);
@@ -83,11 +82,6 @@ void byte_pipe::start_take(deliver done) {
     lock.unlock();
     _space.notify_all();
     done(std::move(taken));
-}
-
-boost::asio::awaitable<result<byte_pipe::batch>> byte_pipe::take() {
-    return runtime::await_callback<result<batch>>(
-        [this](runtime::deliver_fn<result<batch>> done) { start_take(std::move(done)); });
 }
 
 }  // namespace dstream::storage

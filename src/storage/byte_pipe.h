@@ -1,7 +1,9 @@
 #pragma once
 // A bounded buffer between the thread that produces a streamed read's bytes
 // (a store's ranged GET, as curl delivers them) and the coroutine that sends
-// them to a client. The producer blocks while `capacity` bytes wait, so a
+// them to a client (as a coroutine: service/cold_reads wraps take() with
+// runtime::await_callback; storage itself needs no coroutines, which the
+// fuzz build's compiler does not give Boost.Asio). The producer blocks while `capacity` bytes wait, so a
 // read holds about twice that at most (what waits, and the batch the
 // consumer is sending), however long its range: a slow reader slows the GET
 // down instead of filling memory.
@@ -11,10 +13,8 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
-#include <utility>  // before Boost's awaitable.hpp, which uses std::exchange without it
+#include <utility>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "base/result.h"
 #include "base/unique_function.h"
@@ -26,6 +26,7 @@ namespace dstream::storage {
 class byte_pipe final : public range_sink {
 public:
     using batch = std::vector<byte_slice>;
+    using deliver = unique_function<void(result<batch>)>;
 
     explicit byte_pipe(std::size_t capacity) : _capacity(capacity) {}
 
@@ -42,23 +43,22 @@ public:
     // The consumer is gone: nothing more need be produced.
     bool abandoned();
 
-    // The consumer's side, one coroutine. Waits for bytes and takes all that
-    // wait, in order: an empty batch after finish(), the error after fail()
-    // (once what came before it is taken).
-    boost::asio::awaitable<result<batch>> take();
+    // The consumer's side, one take at a time. `done` gets all the bytes
+    // that wait, in order, once there are any (on the producer's thread when
+    // they came later): an empty batch after finish(), the error after
+    // fail() (once what came before it is taken).
+    void take(deliver done);
     // The consumer is gone: what waits is dropped, and the producer's writes
     // return false from now on (a blocked one at once).
     void abandon();
 
 private:
-    using deliver = unique_function<void(result<batch>)>;
     enum class phase { open, finished, failed, abandoned };
 
     bool has_news() const { return !_queue.empty() || _phase != phase::open; }
     result<batch> take_queued();
     // Hands what there is to a consumer waiting in take(), outside the lock.
     void wake_consumer(std::unique_lock<std::mutex>& lock);
-    void start_take(deliver done);
 
     std::mutex _mutex;
     std::condition_variable _space;

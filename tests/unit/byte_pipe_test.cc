@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "run_to_end.h"
+#include "runtime/await_callback.h"
 
 namespace dstream::storage {
 namespace {
@@ -31,7 +32,12 @@ std::string joined(const batch& slices) {
 
 class BytePipe : public ::testing::Test {
 protected:
-    result<batch> take(byte_pipe& pipe) { return test::run_to_end(_io, pipe.take()); }
+    result<batch> take(byte_pipe& pipe) {
+        return test::run_to_end(_io, runtime::await_callback<result<batch>>(
+                                         [&pipe](runtime::deliver_fn<result<batch>> done) {
+                                             pipe.take(std::move(done));
+                                         }));
+    }
 
 private:
     boost::asio::io_context _io;
