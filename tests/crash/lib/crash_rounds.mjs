@@ -26,9 +26,10 @@
 // the time budget fails it, so that a slow machine is seen, not hidden) and
 // unless at least one write whose answer the crash lost was repeated and
 // answered (lost_answer_retries): the repeat with the same producer key is
-// what the idempotent producers are for. A kill often finds every write sent
-// already answered, so while none was lost up to ROUNDS, up to 10 more rounds
-// run (extra_rounds=).
+// what the idempotent producers are for. A kill at a timer often finds every
+// write sent already answered (this process is slower than the server), so
+// half the kills land as a write leaves; while none was lost up to ROUNDS,
+// more rounds run (extra_rounds=).
 //
 // Environment, each name after the caller's prefix (CRASH_ROUNDS, ...):
 // ROUNDS (crashes), TIME_BUDGET_MS (no round starts after it: the test then
@@ -367,6 +368,10 @@ async function run(server, { name, cfg, crash, roundMs, load, backpressure }) {
         const loops = producers.map((p) => producerLoop(ctx, p));
         if (load) loops.push(load.start(ctx));
         await sleep(killAt);
+        // Half the kills land as a write leaves (in doubt, not yet at the
+        // server); the others at the timer, where one that finds a write
+        // at the server, taken and not answered, leaves it present.
+        if (master.next() < 0.5) await justAfterASend(ctx);
         ctx.killNo = stats.kills + 1;
         ctx.killed = true;
         const killedAt = Date.now();
@@ -486,7 +491,7 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
         w.attempts++;
         let res;
         try {
-            res = await fetch(url, {
+            const answer = fetch(url, {
                 method: 'POST',
                 headers: {
                     'Content-Type': w.stream.contentType,
@@ -497,6 +502,8 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
                 body: w.body,
                 signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
             });
+            ctx.sent?.();
+            res = await answer;
         } catch (err) {
             if (ctx.killed) {
                 w.lostAtKill = ctx.killNo;
@@ -561,6 +568,24 @@ async function producerLoop(ctx, p, { onlyPending = false } = {}) {
         p.pending = null;
         if (ctx.paceMs) await sleep(p.rand.int(0, 2 * ctx.paceMs));
     }
+}
+
+// Resolves as a producer hands a write to fetch (or after 200 ms without
+// one). The server answers a write within a millisecond or so, and this
+// process, reading 32 producers' answers, is the slower side: a kill at any
+// moment of a timer finds every write the server took answered already, the
+// answers waiting in this process's sockets, and no write in doubt. A kill
+// as a write leaves finds it on its way.
+function justAfterASend(ctx) {
+    return new Promise((resolve) => {
+        const done = () => {
+            ctx.sent = null;
+            clearTimeout(timer);
+            resolve();
+        };
+        const timer = setTimeout(done, 200);
+        ctx.sent = done;
+    });
 }
 
 // Whether the answer is a backpressure refusal (counted); it then waits for
