@@ -17,6 +17,7 @@
 
 #include "base/version.h"
 #include "cli/client/client_commands.h"
+#include "cli/cluster_node.h"
 #include "cli/cold_store.h"
 #include "cli/command.h"
 #include "cli/config_command.h"
@@ -26,6 +27,7 @@
 #include "cli/recovery.h"
 #include "cli/serve_options.h"
 #include "cli/signals.h"
+#include "config/cluster_file.h"
 #include "edge/server.h"
 #include "log/node_wal.h"
 #include "runtime/clock.h"
@@ -89,7 +91,6 @@ int run_serve(const cli::serve_options& opts) {
     spdlog::set_level(spdlog::level::from_str(opts.log_level));
     const rlim_t descriptors = raise_descriptor_limit();
     spdlog::info("descriptor limit {}", static_cast<unsigned long>(descriptors));
-    const auto [host, port] = cli::split_listen(opts.listen);
     cli::node_metrics::get();
 
     edge::edge_options edge_opts;
@@ -108,6 +109,18 @@ int run_serve(const cli::serve_options& opts) {
     std::optional<storage::chunk_cache> cache;
     std::optional<service::cold_read_pool> cold_reads;
     std::optional<service::engine> engine;
+    std::unique_ptr<cli::cluster_node> cluster;
+    std::string listen = opts.listen;
+    if (!opts.cluster.empty()) {
+        cluster = std::make_unique<cli::cluster_node>(
+            io, config::read_cluster_file(opts.cluster), static_cast<std::uint32_t>(opts.node_id),
+            cli::raft_timing{static_cast<unsigned>(opts.raft_election_ms),
+                             static_cast<unsigned>(opts.raft_heartbeat_ms)});
+        if (!opts.listen_given) listen = cluster->self().http.text();
+        edge_opts.cluster = &cluster->map();
+        edge_opts.status = cluster.get();
+    }
+    const auto [host, port] = cli::split_listen(listen);
 
     if (opts.memory) {
         edge_opts.cluster_id = runtime::generate_cluster_id();
@@ -115,7 +128,14 @@ int run_serve(const cli::serve_options& opts) {
         engine->attach_logs(cli::memory_logs(io_pool.get_executor()));
     } else {
         const std::filesystem::path dir(opts.data_dir);
-        const runtime::node_meta meta = runtime::load_or_create_node_meta(dir, opts.groups);
+        std::optional<runtime::node_meta> member;
+        if (cluster) {
+            member = runtime::node_meta{cluster->map().cluster_id(), cluster->map().groups(),
+                                        static_cast<std::uint32_t>(opts.node_id)};
+        }
+        const runtime::node_meta meta = runtime::load_or_create_node_meta(
+            dir, cluster ? cluster->map().groups() : opts.groups, runtime::posix_file_io(),
+            member ? &*member : nullptr);
         edge_opts.cluster_id = meta.cluster_id;
         storage::object_store& store = cold_store.emplace(opts, dir, meta.cluster_id).store();
         service::cold_tier cold;
@@ -133,14 +153,27 @@ int run_serve(const cli::serve_options& opts) {
         log::wal_options wal_options{dir / "wal", opts.wal_segment_bytes, opts.wal_sync_threads};
         wal_options.preallocate = opts.wal_preallocate;
         wal = std::make_unique<log::node_wal>(std::move(wal_options));
+        const auto voters_of = [&cluster](std::uint32_t group) {
+            return cluster ? cluster->voters(group) : cli::single_node_voters(group);
+        };
         std::vector<cli::recovered_log> recovered =
-            cli::recover(*engine, *checkpoints, *wal, cli::single_node_voters);
-        engine->attach_logs(cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered));
+            cli::recover(*engine, *checkpoints, *wal, voters_of);
+        engine->attach_logs(
+            cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered, cluster.get()));
         wal->start();
         cli::release_checkpointed(*wal, recovered);
-        sweep_orphan_objects(store, *engine, std::chrono::seconds(opts.cold_orphan_grace_seconds));
+        if (cluster) {
+            // The shared prefix holds every group's objects, and this node
+            // knows the references of the groups it hosts only.
+            spdlog::info("cold store: a cluster's node sweeps no orphans");
+        } else {
+            sweep_orphan_objects(store, *engine,
+                                 std::chrono::seconds(opts.cold_orphan_grace_seconds));
+        }
     }
     engine->start();
+    // After the groups' starts are posted: a peer's message reaches a started log.
+    if (cluster) cluster->start();
 
     edge::server server(io, *engine, edge_opts);
     server.listen(host, port);
@@ -149,17 +182,30 @@ int run_serve(const cli::serve_options& opts) {
         "dstream start: version={} listen={}:{} data_dir={} mode={} groups={} threads={} "
         "cluster_id={} cold_store={} access_log={} shutdown_timeout_s={}",
         version(), host, server.port(), opts.memory ? "-" : opts.data_dir,
-        opts.memory ? "memory" : "durable", engine->group_count(), opts.threads,
+        opts.memory ? std::string("memory")
+        : cluster   ? "cluster node " + std::to_string(opts.node_id)
+                    : std::string("durable"), engine->group_count(), opts.threads,
         edge_opts.cluster_id, cold_store ? cold_store->where() : "-", opts.access_log,
         opts.shutdown_timeout_seconds);
 
     cli::graceful_stop stop(io, server, std::chrono::seconds(opts.shutdown_timeout_seconds));
-    signals.on_first([&stop](int sig) { stop.begin(sig); });
+    // A cluster's node hands its leaderships over first, so that no group
+    // waits an election timeout for the node that left.
+    constexpr auto hand_over_bound = std::chrono::seconds(3);
+    signals.on_first([&stop, &cluster](int sig) {
+        if (!cluster) {
+            stop.begin(sig);
+            return;
+        }
+        spdlog::info("stop: handing over the leaderships of this node's groups");
+        cluster->hand_over(hand_over_bound, [&stop, sig] { stop.begin(sig); });
+    });
 
     std::vector<std::thread> threads;
     for (unsigned i = 1; i < opts.threads; ++i) threads.emplace_back([&io] { io.run(); });
     io.run();
     for (auto& t : threads) t.join();
+    if (cluster) cluster->stop();
     if (cold_reads) cold_reads->stop();
     io_pool.join();
     // Whatever the groups logged while draining (a chunk flush, an expiry)

@@ -38,15 +38,24 @@ std::vector<std::uint64_t> single_node_voters(std::uint32_t /*group*/) { return 
 
 service::log_factory wal_logs(log::node_wal& wal, log::checkpoint_files& checkpoints,
                               boost::asio::any_io_executor io,
-                              std::vector<recovered_log>& recovered) {
-    return [&wal, &checkpoints, io, &recovered](std::size_t i, const service::group_strand& strand)
+                              std::vector<recovered_log>& recovered, cluster_node* cluster) {
+    return [&wal, &checkpoints, io, &recovered, cluster](std::size_t i,
+                                                         const service::group_strand& strand)
                -> std::unique_ptr<log::group_log> {
         auto s = setup_of(i, strand, io);
+        if (cluster != nullptr) {
+            if (!cluster->hosts(s.group)) return nullptr;
+            s.raft = cluster->raft_options(s.group);
+        }
         s.recovered = std::move(recovered[i].state);
         auto disk = std::make_unique<replication::wal_group_disk>(wal, checkpoints, s.group, strand,
                                                                   recovered[i].last_index);
-        return std::make_unique<replication::raft_group_log>(std::move(s), std::move(disk),
-                                                             peers());
+        replication::raft_transport& transport =
+            cluster != nullptr ? cluster->transport(s.group) : peers();
+        auto log = std::make_unique<replication::raft_group_log>(std::move(s), std::move(disk),
+                                                                 transport);
+        if (cluster != nullptr) cluster->attach(static_cast<std::uint32_t>(i), *log, strand);
+        return log;
     };
 }
 

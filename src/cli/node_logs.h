@@ -1,12 +1,14 @@
 #pragma once
-// The logs of a single node's groups: every group a one-voter Raft log
-// (src/replication), on the node's WAL and checkpoints, or in memory with
-// --memory. The composition `dstream serve` makes, and the tests that start
-// a node in-process.
+// The logs of a node's groups: on a single node every group a one-voter Raft
+// log (src/replication), on the node's WAL and checkpoints, or in memory with
+// --memory; in a cluster, a replica of each group the node hosts, with the
+// placement's voters, over the peer transport. The composition `dstream
+// serve` makes, and the tests that start a node in-process.
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "cli/cluster_node.h"
 #include "cli/recovery.h"
 #include "log/checkpoint_files.h"
 #include "log/node_wal.h"
@@ -21,10 +23,12 @@ replication::raft_options single_node_raft();
 std::vector<std::uint64_t> single_node_voters(std::uint32_t group);
 
 // `recovered` (from recover()) is consumed: each group's log starts from it.
-// The logs post blocking snapshot writes to `io`.
+// The logs post blocking snapshot writes to `io`. With `cluster`, groups the
+// node does not host get no log.
 service::log_factory wal_logs(log::node_wal& wal, log::checkpoint_files& checkpoints,
                               boost::asio::any_io_executor io,
-                              std::vector<recovered_log>& recovered);
+                              std::vector<recovered_log>& recovered,
+                              cluster_node* cluster = nullptr);
 service::log_factory memory_logs(boost::asio::any_io_executor io);
 
 // After the WAL started: drops what each group's checkpoint covers.

@@ -171,6 +171,23 @@ std::vector<config::setting> serve_settings(serve_options& o) {
     table.push_back(config::integer("idle_timeout", o.idle_timeout, 60, 1, 3600, unit::seconds,
                                     "How long a connection may take to send a whole request head "
                                     "(and how long it may idle between requests)"));
+    table.push_back(config::text("cluster", o.cluster, "",
+                                 "A cluster file (TOML: cluster_id, groups, replicas, one [[node]] "
+                                 "per node with id, raft and http addresses; docs/operations.md): "
+                                 "the node runs as one of them, with --node-id, and needs an S3 "
+                                 "--cold-store. Its --listen defaults to its http address, and "
+                                 "--groups comes from the file"));
+    table.push_back(config::integer("node_id", o.node_id, 0, 0, 65535, unit::count,
+                                    "This node's id in the cluster file (with --cluster)"));
+    table.push_back(config::integer("raft_election_ms", o.raft_election_ms, 500, 50, 60'000,
+                                    unit::count,
+                                    "Milliseconds without a leader's message before a follower "
+                                    "of a cluster's group starts an election (randomized up to "
+                                    "twice that); failover takes about this long"));
+    table.push_back(config::integer("raft_heartbeat_ms", o.raft_heartbeat_ms, 50, 10, 10'000,
+                                    unit::count,
+                                    "Milliseconds between a cluster leader's heartbeats to each "
+                                    "follower; below --raft-election-ms"));
     table.push_back(config::integer("body_timeout", o.body_timeout, 30, 1, 3600, unit::seconds,
                                     "How long a request may take to send its whole body"));
     return table;
@@ -229,6 +246,28 @@ config::effective load_serve_options(serve_options& opts, const config::inputs& 
     if (opts.memory && !opts.cold_store.empty()) {
         throw config::invalid_setting(
             "setting cold_store: an S3 cold store needs a durable node; --memory keeps nothing");
+    }
+    for (const auto& v : e.values) {
+        if (v.about.key == "listen") opts.listen_given = v.from != config::source::fallback;
+    }
+    if (!opts.cluster.empty()) {
+        if (opts.node_id == 0) {
+            throw config::invalid_setting("setting node_id: a cluster's node needs --node-id");
+        }
+        if (opts.memory) {
+            throw config::invalid_setting("setting cluster: a cluster's node is durable, not --memory");
+        }
+        if (!opts.cold_store.starts_with("s3://")) {
+            throw config::invalid_setting(
+                "setting cold_store: a cluster needs an S3 cold store (every node reads every "
+                "cold object): --cold-store s3://BUCKET[/PREFIX]");
+        }
+        if (opts.raft_heartbeat_ms >= opts.raft_election_ms) {
+            throw config::invalid_setting(
+                "setting raft_heartbeat_ms: must be below raft_election_ms");
+        }
+    } else if (opts.node_id != 0) {
+        throw config::invalid_setting("setting node_id: only a cluster's node has one (--cluster)");
     }
     return e;
 }

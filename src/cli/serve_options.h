@@ -50,6 +50,13 @@ struct serve_options {
     std::uint64_t idle_timeout = 0;
     std::uint64_t body_timeout = 0;
     std::uint64_t client_read_bytes_per_second = 0;
+    // A cluster's node (docs/operations.md): the cluster file, this node's id
+    // in it, and the Raft timing of its groups.
+    std::string cluster;
+    std::uint64_t node_id = 0;
+    std::uint64_t raft_election_ms = 0;
+    std::uint64_t raft_heartbeat_ms = 0;
+    bool listen_given = false;  // --listen (or its env or file key) was set
 };
 
 // The table, each row bound to its field of `opts`.

@@ -3,6 +3,7 @@
 #include <boost/beast/core/string.hpp>
 
 #include "edge/headers.h"
+#include "edge/routing.h"
 #include "edge/subresource.h"
 #include "edge/write_answer.h"
 
@@ -71,6 +72,27 @@ boost::asio::awaitable<early_answer> answer_part(
 }
 
 }  // namespace
+
+bool routes_before_body(const request& head, const route& target, const edge_options& options) {
+    if (options.cluster == nullptr) return false;
+    if (target.what != route::kind::stream && target.what != route::kind::stream_subresource) {
+        return false;
+    }
+    const http::verb m = head.method();
+    return m == http::verb::put || m == http::verb::post || m == http::verb::delete_;
+}
+
+boost::asio::awaitable<early_answer> route_before_body(connection_stream& stream, request& head,
+                                                       route& target,
+                                                       service::stream_service& service,
+                                                       const edge_options& options,
+                                                       answer_summary& summary) {
+    const service::placement where = service.place(target.key);
+    if (where.hosted && where.leads) co_return early_answer::none;
+    exchange ex(stream, head, std::move(target), query_params{}, &service, options, summary);
+    auto routed = route_elsewhere(ex, where, answered_by::leader);
+    co_return co_await send_before_body(ex, *routed);
+}
 
 bool may_answer_before_body(const request& head, std::optional<std::uint64_t> content_length,
                             const route& target) {

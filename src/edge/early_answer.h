@@ -1,6 +1,10 @@
 #pragma once
 // Answers before the body.
 //
+// extensions 5.7: in a cluster, a write whose stream's group this node does
+// not lead is redirected (or answered NO_LEADER) before any of its body is
+// read, so a proxy that sent `Expect: 100-continue` sends the body elsewhere.
+//
 // extensions 5.5: a producer write that carries Stream-Incarnation, after
 // `Expect: 100-continue` or with a declared body of 64 KiB or more, is
 // answered from its headers when it is a repeat or a key conflict, so the
@@ -34,6 +38,18 @@ inline constexpr std::uint64_t early_answer_min_body = 64 * 1024;
 // coroutine to find out.
 bool may_answer_before_body(const request& head, std::optional<std::uint64_t> content_length,
                             const route& target);
+
+// extensions 5.7: in a cluster, a write (a PUT, POST or DELETE of a stream
+// or of its subresources) is routed before its body is read.
+bool routes_before_body(const request& head, const route& target, const edge_options& options);
+
+// For a request routes_before_body() chose: the 307 or 503 when this node
+// does not lead the stream's group (or hosts none of it); none otherwise.
+boost::asio::awaitable<early_answer> route_before_body(connection_stream& stream, request& head,
+                                                       route& target,
+                                                       service::stream_service& service,
+                                                       const edge_options& options,
+                                                       answer_summary& summary);
 
 // For a request may_answer_before_body() chose. The answer goes in
 // `summary`; `part_upload` receives an admitted part, to be handed to

@@ -145,6 +145,10 @@ response exchange::make_error(const error& e) const {
     res.set(http::field::cache_control, "no-store");
     // extensions 11: a 503 carries Retry-After beside its code.
     if (res.result() == http::status::service_unavailable) res.set(http::field::retry_after, "1");
+    if (_group && (e.code == protocol::error_code::no_leader ||
+                   e.code == protocol::error_code::outcome_unknown)) {
+        res.set(hdr::raft_group, std::to_string(*_group));
+    }
     if (!is_head()) {
         res.body() = "{\"error\":{\"code\":\"" + std::string(protocol::wire_code(e.code)) +
                      "\",\"message\":\"" + json_escape(e.message) + "\"}}";

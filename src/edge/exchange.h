@@ -15,11 +15,13 @@
 #include "edge/admission.h"
 #include "edge/connection_stream.h"
 #include "edge/message.h"
+#include "edge/node_status.h"
 #include "edge/query.h"
 #include "edge/read_quota.h"
 #include "edge/request_kind.h"
 #include "edge/route.h"
 #include "runtime/clock.h"
+#include "runtime/cluster_map.h"
 #include "runtime/random.h"
 #include "service/stream_service.h"
 #include "storage/hot_bytes.h"
@@ -28,6 +30,12 @@ namespace dstream::edge {
 
 struct edge_options {
     std::string cluster_id;
+    // The cluster this node belongs to (extensions 5.7 routing answers);
+    // null on a single node, which answers everything itself.
+    const runtime::cluster_map* cluster = nullptr;
+    // Readiness and the cluster's state for the operator routes; null: always
+    // ready, no /__ursula/cluster.
+    const node_status* status = nullptr;
     std::uint64_t max_request_bytes = 32 * 1024 * 1024;
     std::uint64_t max_read_bytes = 8 * 1024 * 1024;
     std::chrono::seconds sse_lifetime{60};
@@ -67,7 +75,11 @@ public:
           _query(std::move(q)),
           _service(service),
           _options(options),
-          _summary(summary) {}
+          _summary(summary) {
+        if (_options.cluster != nullptr && _service != nullptr && !_route.key.empty()) {
+            _group = _service->place(_route.key).group;
+        }
+    }
 
     const request& req() const { return _req; }
     request& req() { return _req; }
@@ -80,6 +92,15 @@ public:
     bool has_query() const;
     service::stream_service& service() { return *_service; }
     const edge_options& options() const { return _options; }
+    // In a cluster: the stream's group, which NO_LEADER and OUTCOME_UNKNOWN
+    // answers name (extensions 5.7 note).
+    std::optional<std::uint32_t> group() const { return _group; }
+    // Where the stream's group stands (extensions 5.7); on a single node,
+    // which leads every group it has, the default (hosted, leading) without
+    // a lookup. Before the key is taken.
+    service::placement placement() const {
+        return _options.cluster != nullptr ? _service->place(_route.key) : service::placement{};
+    }
     bool is_head() const { return _req.method() == http::verb::head; }
 
     // A response to fill in; every answer is sent with the headers all
@@ -166,6 +187,7 @@ private:
     service::stream_service* _service;  // null for answers sent before routing
     const edge_options& _options;
     answer_summary& _summary;
+    std::optional<std::uint32_t> _group;
     std::unique_ptr<service::part_upload> _part_upload;
 };
 

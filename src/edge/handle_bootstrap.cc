@@ -2,6 +2,7 @@
 // after it in one multipart/mixed answer.
 #include "edge/handlers.h"
 #include "edge/headers.h"
+#include "edge/routing.h"
 #include "edge/write_answer.h"
 
 namespace dstream::edge {
@@ -44,6 +45,10 @@ boost::asio::awaitable<void> handle_bootstrap(exchange& ex) {
     if (!incarnation) {
         response res = ex.make_error(incarnation.err());
         co_await ex.send(res);
+        co_return;
+    }
+    if (auto routed = route_elsewhere(ex, ex.placement(), answered_by::leader)) {
+        co_await ex.send(*routed);
         co_return;
     }
     service::bootstrap_view view = co_await ex.service().bootstrap(ex.target().key, ex.options().max_read_bytes);

@@ -1,6 +1,7 @@
 #include "edge/handlers.h"
 #include "edge/headers.h"
 #include "edge/read_common.h"
+#include "edge/routing.h"
 #include "edge/write_answer.h"
 
 namespace dstream::edge {
@@ -15,8 +16,14 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
     // RFC 9110 9.3.2: the ETag a GET without an offset would send, so the
     // HEAD reads what that GET would (from the first retained byte, up to
     // the cap) and sends none of it.
+    if (auto routed = route_elsewhere(ex, ex.placement(), answered_by::leader)) {
+        co_await ex.send(*routed);
+        co_return;
+    }
     service::read_request lookup;
     lookup.key = ex.target().key;
+    // extensions 9.2 note: the leader confirms its leadership for HEAD too.
+    lookup.confirm_leader = ex.options().cluster != nullptr;
     lookup.start.where = protocol::read_start::kind::beginning;
     lookup.max_bytes = ex.options().max_read_bytes;
     lookup.whole_messages = ex.target().where == surface::base_v1;

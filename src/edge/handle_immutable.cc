@@ -5,6 +5,7 @@
 #include "edge/handlers.h"
 #include "edge/headers.h"
 #include "edge/read_common.h"
+#include "edge/routing.h"
 #include "edge/write_answer.h"
 #include "protocol/digest.h"
 
@@ -36,19 +37,44 @@ boost::asio::awaitable<void> handle_immutable_chunk(exchange& ex, std::uint64_t 
     lookup.start = protocol::read_start{protocol::read_start::kind::position, offset};
     lookup.max_bytes = (offset / chunk_grid + 1) * chunk_grid - offset;
     lookup.if_incarnation = token;  // after 404, 410 and 416, as the group checks
+    const service::placement where = ex.placement();
+    if (auto routed = route_elsewhere(ex, where, answered_by::replica)) {
+        co_await ex.send(*routed);
+        co_return;
+    }
     service::stream_view view = co_await ex.service().read(lookup);
+    const std::uint64_t grid_end = (offset / chunk_grid + 1) * chunk_grid;
+    const auto ending_of = [](const service::stream_view& v) {
+        return v.next < v.tail ? ending::below_tail
+               : v.stream_closed ? ending::closed_tail
+                                 : ending::open_tail;
+    };
+    // extensions 4.3: marked when it reaches its grid cell's end below the
+    // tail, or ends at the tail of a closed stream; never at an open tail.
+    const auto marks = [&](const service::stream_view& v) {
+        const ending how = ending_of(v);
+        return !v.refusal &&
+               ((how == ending::below_tail && v.next == grid_end) || how == ending::closed_tail);
+    };
+    if (ex.options().cluster != nullptr && !marks(view)) {
+        // immutable-reads 4.3 note: a follower serves only a chunk it can
+        // mark; the leader answers any other one, and a refusal, only once it
+        // proved it still leads and applied what was committed.
+        if (!where.leads) {
+            response res = route_to_leader(ex, where);
+            co_await ex.send(res);
+            co_return;
+        }
+        lookup.confirm_leader = true;
+        view = co_await ex.service().read(lookup);
+    }
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);
         co_return;
     }
-    const std::uint64_t grid_end = (offset / chunk_grid + 1) * chunk_grid;
-    const ending how = view.next < view.tail ? ending::below_tail
-                       : view.stream_closed  ? ending::closed_tail
-                                             : ending::open_tail;
-    // extensions 4.3: marked when it reaches its grid cell's end below the
-    // tail, or ends at the tail of a closed stream; never at an open tail.
-    const bool marked = (how == ending::below_tail && view.next == grid_end) || how == ending::closed_tail;
+    const ending how = ending_of(view);
+    const bool marked = marks(view);
     // Raw stored bytes: NDJSON for a JSON stream, on either surface.
     const std::string content_type = view.json ? "application/x-ndjson" : view.content_type;
     const std::string etag = chunk_etag(token, view.start, view.next, how, content_type, view.data);

@@ -5,6 +5,7 @@
 #include "edge/handlers.h"
 #include "edge/headers.h"
 #include "edge/read_common.h"
+#include "edge/routing.h"
 #include "edge/subresource.h"
 #include "edge/write_answer.h"
 #include "protocol/content_type.h"
@@ -48,6 +49,10 @@ boost::asio::awaitable<void> read(exchange& ex, std::uint64_t offset,
     if (!incarnation) {
         response res = ex.make_error(incarnation.err());
         co_await ex.send(res);
+        co_return;
+    }
+    if (auto routed = route_elsewhere(ex, ex.placement(), answered_by::leader)) {
+        co_await ex.send(*routed);
         co_return;
     }
     // Metadata first: 404 and 410 come before 416, then 412, then 304.

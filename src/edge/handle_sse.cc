@@ -8,6 +8,7 @@
 #include "edge/headers.h"
 #include "edge/http_metrics.h"
 #include "edge/read_common.h"
+#include "edge/routing.h"
 #include "edge/write_answer.h"
 #include "protocol/content_type.h"
 #include "protocol/sse.h"
@@ -89,8 +90,20 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         co_await ex.send(res);
         co_return;
     }
+    const service::placement where = ex.placement();
+    if (auto routed = route_elsewhere(ex, where, answered_by::replica)) {
+        co_await ex.send(*routed);
+        co_return;
+    }
     const service::read_request initial = make_read_request(ex, *params, params->start);
     service::stream_view view = co_await ex.service().read(initial);
+    // A follower's SSE reader is woken by its own apply; a refusal, which
+    // may predate a create the follower has not applied yet, is the leader's.
+    if (view.refusal && leader_answers(ex, where, view)) {
+        response res = route_to_leader(ex, where);
+        co_await ex.send(res);
+        co_return;
+    }
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);

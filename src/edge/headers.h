@@ -16,6 +16,10 @@ inline constexpr char ursula_max_request_bytes[] = "Ursula-Max-Request-Bytes";
 inline constexpr char ursula_max_snapshot_bytes[] = "Ursula-Max-Snapshot-Bytes";
 inline constexpr char ursula_max_staged_parts[] = "Ursula-Max-Staged-Parts";
 inline constexpr char ursula_max_staged_bytes[] = "Ursula-Max-Staged-Bytes";
+// extensions 5.7 note: where a routing answer points.
+inline constexpr char raft_leader_id[] = "x-ursula-raft-leader-id";
+inline constexpr char raft_group[] = "x-ursula-raft-group";
+inline constexpr char raft_term[] = "x-ursula-raft-term";
 inline constexpr char cross_origin_resource_policy[] = "Cross-Origin-Resource-Policy";
 inline constexpr char stream_next_offset[] = "Stream-Next-Offset";
 inline constexpr char stream_offset[] = "Stream-Offset";
@@ -51,6 +55,7 @@ inline constexpr char producer_closed_seq[] = "Producer-Closed-Seq";
 inline constexpr char producer_received_seq[] = "Producer-Received-Seq";
 
 inline constexpr char exposed_headers[] =
+    "x-ursula-raft-leader-id, x-ursula-raft-group, x-ursula-raft-term, "
     "Stream-Next-Offset, Stream-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, "
     "Stream-TTL, Stream-Expires-At, Stream-Incarnation, Stream-Previous-Incarnation, "
     "Stream-Inherited-Offset, Stream-Retained-Offset, Stream-Last-Seq, "

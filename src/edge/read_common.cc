@@ -82,6 +82,7 @@ result<read_params> parse_read_params(const exchange& ex) {
             return make_error(error_code::invalid_query,
                               "consistency=leader cannot be combined with live");
         }
+        p.leader = **consistency == "leader";
     }
 
     auto cursor = q.single("cursor");
@@ -129,6 +130,8 @@ service::read_request make_read_request(const exchange& ex, const read_params& p
     r.max_bytes = p.max_bytes;
     r.whole_messages = ex.target().where == surface::base_v1;
     r.if_incarnation = p.if_incarnation;
+    // A single node is its groups' only voter: it leads whenever it answers.
+    r.confirm_leader = p.leader && ex.options().cluster != nullptr;
     return r;
 }
 

@@ -28,6 +28,7 @@ struct read_params {
     std::uint64_t max_bytes = 0;  // already clamped to the cap
     bool max_bytes_given = false;
     std::optional<std::uint64_t> if_incarnation;
+    bool leader = false;  // consistency=leader (extensions 9.2)
 };
 result<read_params> parse_read_params(const exchange& ex);
 

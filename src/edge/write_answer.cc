@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "edge/headers.h"
+#include "edge/routing.h"
 #include "protocol/offset.h"
 
 namespace dstream::edge {
@@ -39,6 +40,12 @@ void add_closure(response& res, const state::apply_result& r) {
 }
 
 response render_read_refusal(const exchange& ex, const error& e, std::uint64_t incarnation) {
+    // A read refused by its leadership check proposed nothing: it goes to
+    // the leader, or gets the 503 (extensions 9.2).
+    if (e.code == protocol::error_code::no_leader && ex.options().cluster != nullptr &&
+        !ex.target().key.empty()) {
+        return route_to_leader(ex, ex.placement());
+    }
     response res = ex.make_error(e);
     if (incarnation != 0) set_number_header(res, hdr::stream_incarnation, incarnation);
     return res;

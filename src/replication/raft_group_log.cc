@@ -100,6 +100,13 @@ void raft_group_log::receive(std::string_view message) {
     settle();
 }
 
+bool raft_group_log::hand_over() {
+    if (_stopped) return false;
+    const bool started = _replica.transfer(now(), 0);
+    settle();
+    return started;
+}
+
 void raft_group_log::committed(std::uint64_t index, std::uint64_t term, const log_entry& entry) {
     if (_listener != nullptr) _listener->committed(log::committed_entry{index, term, entry.bytes});
 }

@@ -50,6 +50,9 @@ public:
 
     // A message of this group from a peer; on the strand.
     void receive(std::string_view message);
+    // On the strand: when this node leads, hands the leadership to the most
+    // up-to-date other voter (a graceful stop); false when it does not lead.
+    bool hand_over();
 
 private:
     // raft_events

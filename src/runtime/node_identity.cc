@@ -29,7 +29,7 @@ bool is_valid_cluster_id(const std::string& id) {
 }
 
 node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::size_t group_count,
-                                   file_io& io) {
+                                   file_io& io, const node_meta* cluster) {
     const auto file = data_dir / "node.meta";
     if (std::ifstream in{file}; in) {
         node_meta meta;
@@ -39,6 +39,8 @@ node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::s
                 in >> meta.cluster_id;
             } else if (key == "groups") {
                 in >> meta.group_count;
+            } else if (key == "node") {
+                in >> meta.node_id;
             }
         }
         if (!is_valid_cluster_id(meta.cluster_id) || meta.group_count == 0) {
@@ -49,16 +51,29 @@ node_meta load_or_create_node_meta(const std::filesystem::path& data_dir, std::s
                                      std::to_string(meta.group_count) + ", not " +
                                      std::to_string(group_count));
         }
+        const std::uint32_t node = cluster != nullptr ? cluster->node_id : 0;
+        if ((cluster != nullptr && meta.cluster_id != cluster->cluster_id) ||
+            meta.node_id != node) {
+            throw std::runtime_error(
+                "the data dir belongs to " +
+                (meta.node_id == 0 ? std::string("a single node")
+                                   : "node " + std::to_string(meta.node_id)) +
+                " of cluster " + meta.cluster_id + ", not to " +
+                (node == 0 ? std::string("a single node") : "node " + std::to_string(node)) +
+                (cluster != nullptr ? " of cluster " + cluster->cluster_id : std::string()));
+        }
         return meta;
     }
     std::error_code ec;
     if (!create_durable_directories(data_dir, ec, io)) {
         throw std::runtime_error("cannot create the data dir " + data_dir.string());
     }
-    node_meta meta{generate_cluster_id(), group_count};
+    node_meta meta{cluster != nullptr ? cluster->cluster_id : generate_cluster_id(), group_count,
+                   cluster != nullptr ? cluster->node_id : 0};
     const auto tmp = data_dir / "node.meta.tmp";
-    const std::string text =
+    std::string text =
         "cluster_id " + meta.cluster_id + "\ngroups " + std::to_string(meta.group_count) + "\n";
+    if (meta.node_id != 0) text += "node " + std::to_string(meta.node_id) + "\n";
     // Durable before it is visible under its name: a failed fsync stops the
     // start rather than leave a name whose bytes a power cut may take.
     const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -12,6 +12,7 @@
 #include "service/cold_reads.h"
 #include "service/group.h"
 #include "service/snapshot_uploads.h"
+#include "service/unhosted_log.h"
 
 namespace dstream::service {
 namespace {
@@ -26,6 +27,13 @@ bool needs_boundary(const state::command_body& body) {
 }
 
 using chunk_bytes = std::shared_ptr<const std::string>;
+
+// A read that must be linearizable on a node that could not prove it leads
+// (extensions 9.2): the edge redirects it or answers 503.
+error not_leading_refusal() {
+    return make_error(protocol::error_code::no_leader,
+                      "this node cannot prove that it leads the stream's group");
+}
 
 // The chunks the cache holds for the plan's cold pieces, null for the others.
 std::vector<chunk_bytes> cached_chunks(const cold_tier& cold, const read_plan& plan) {
@@ -220,7 +228,12 @@ void engine::replay(std::size_t group, std::uint64_t index, std::uint64_t term,
 
 void engine::attach_logs(const log_factory& make_log) {
     for (std::size_t i = 0; i < _groups.size(); ++i) {
-        _groups[i]->attach_log(make_log(i, _groups[i]->strand()));
+        auto log = make_log(i, _groups[i]->strand());
+        if (log) {
+            _groups[i]->attach_log(std::move(log));
+        } else {
+            _groups[i]->attach_log(std::make_unique<unhosted_log>(), false);
+        }
     }
 }
 
@@ -243,6 +256,20 @@ void engine::sweep_staged_parts() {
 
 group& engine::group_for(std::string_view key) {
     return *_groups[stable_hash(key) % _groups.size()];
+}
+
+const group& engine::group_for(std::string_view key) const {
+    return *_groups[stable_hash(key) % _groups.size()];
+}
+
+placement engine::place(std::string_view key) const { return group_for(key).where(); }
+
+asio::awaitable<bool> engine::confirm_leadership(group& g) {
+    return runtime::await_callback<bool>([&g](runtime::deliver_fn<bool> done) mutable {
+        asio::post(g.strand(), [&g, done = std::move(done)]() mutable {
+            g.confirm_leadership(std::move(done));
+        });
+    });
 }
 
 asio::awaitable<void> engine::read_boundary(state::command_body& body) {
@@ -335,6 +362,11 @@ asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
 }
 
 asio::awaitable<stream_view> engine::read(const read_request& request) {
+    if (request.confirm_leader && !co_await confirm_leadership(group_for(request.key))) {
+        stream_view refused;
+        refused.refusal = not_leading_refusal();
+        co_return refused;
+    }
     const std::optional<std::uint64_t> own;
     stream_view view = co_await read_stitched(request, own);
     if (!request.whole_messages || !view.json || view.refusal || view.next == view.tail ||
@@ -385,16 +417,25 @@ asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std
          length](runtime::deliver_fn<snapshot_view> done) mutable {
             asio::post(g.strand(), [&g, key = std::move(key), offset, first, length,
                                     done = std::move(done)]() mutable {
-                std::string object_key;
-                snapshot_view view = g.read_snapshot(key, offset, first, length, object_key);
-                if (object_key.empty()) {
-                    done(std::move(view));
-                    return;
-                }
-                asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
-                                         done = std::move(done)]() mutable {
-                    load_object_range(cold, object_key, view.first, view.length, view);
-                    done(std::move(view));
+                g.confirm_leadership([&g, key = std::move(key), offset, first, length,
+                                      done = std::move(done)](bool confirmed) mutable {
+                    if (!confirmed) {
+                        snapshot_view refused;
+                        refused.refusal = not_leading_refusal();
+                        done(std::move(refused));
+                        return;
+                    }
+                    std::string object_key;
+                    snapshot_view view = g.read_snapshot(key, offset, first, length, object_key);
+                    if (object_key.empty()) {
+                        done(std::move(view));
+                        return;
+                    }
+                    asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
+                                             done = std::move(done)]() mutable {
+                        load_object_range(cold, object_key, view.first, view.length, view);
+                        done(std::move(view));
+                    });
                 });
             });
         });
@@ -407,17 +448,27 @@ asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
          max_update_bytes](runtime::deliver_fn<bootstrap_view> done) mutable {
             asio::post(g.strand(), [&g, key = std::move(key), max_update_bytes,
                                     done = std::move(done)]() mutable {
-                std::string object_key;
-                bootstrap_view view = g.bootstrap(key, max_update_bytes, object_key);
-                if (object_key.empty()) {
-                    done(std::move(view));
-                    return;
-                }
-                asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
-                                         done = std::move(done)]() mutable {
-                    load_object_range(cold, object_key, 0, view.snapshot.size, view.snapshot);
-                    if (view.snapshot.refusal) view.refusal = view.snapshot.refusal;
-                    done(std::move(view));
+                g.confirm_leadership([&g, key = std::move(key), max_update_bytes,
+                                      done = std::move(done)](bool confirmed) mutable {
+                    if (!confirmed) {
+                        bootstrap_view refused;
+                        refused.refusal = not_leading_refusal();
+                        done(std::move(refused));
+                        return;
+                    }
+                    std::string object_key;
+                    bootstrap_view view = g.bootstrap(key, max_update_bytes, object_key);
+                    if (object_key.empty()) {
+                        done(std::move(view));
+                        return;
+                    }
+                    asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
+                                             done = std::move(done)]() mutable {
+                        load_object_range(cold, object_key, 0, view.snapshot.size,
+                                          view.snapshot);
+                        if (view.snapshot.refusal) view.refusal = view.snapshot.refusal;
+                        done(std::move(view));
+                    });
                 });
             });
         });

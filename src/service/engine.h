@@ -22,7 +22,8 @@ namespace dstream::service {
 
 class snapshot_uploads;
 
-// Makes the replicated log of group `index`, which runs on `strand`.
+// Makes the replicated log of group `index`, which runs on `strand`; null
+// for a group of which this node holds no replica.
 using log_factory = std::function<std::unique_ptr<log::group_log>(std::size_t index,
                                                                   const group_strand& strand)>;
 
@@ -62,6 +63,7 @@ public:
     boost::asio::awaitable<state::apply_result> create_fork(state::create_stream& create,
                                                             const fork_request& fork) override;
     boost::asio::awaitable<stream_view> read(const read_request& request) override;
+    placement place(std::string_view key) const override;
     boost::asio::awaitable<std::optional<state::apply_result>> answer_before_body(
         const state::append& headers) override;
     boost::asio::awaitable<snapshot_view> read_snapshot(const std::string& key,
@@ -89,6 +91,10 @@ public:
 
 private:
     group& group_for(std::string_view key);
+    const group& group_for(std::string_view key) const;
+    // extensions 9.2: whether `g`'s leader proved it leads and applied what
+    // was committed when asked.
+    boost::asio::awaitable<bool> confirm_leadership(group& g);
     // extensions 2.2 note: reads the byte before a snapshot or retention
     // offset (from the cold tier if need be) into the command, so that apply
     // can judge a JSON boundary it no longer holds in memory.

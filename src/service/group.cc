@@ -10,6 +10,15 @@ namespace {
 
 constexpr auto sweep_interval = std::chrono::seconds(5);
 
+// leads (1 bit) | leader (16 bits: cluster node ids are at most 65535) | term (47 bits).
+constexpr unsigned leader_shift = 47;
+constexpr std::uint64_t term_mask = (std::uint64_t{1} << leader_shift) - 1;
+
+std::uint64_t pack(const log::leadership& l) {
+    return (std::uint64_t{l.leads()} << 63) | ((l.leader & 0xffff) << leader_shift) |
+           (l.term & term_mask);
+}
+
 }  // namespace
 
 group::group(std::uint32_t id, group_strand strand, const group_inputs& inputs)
@@ -29,10 +38,28 @@ group::group(std::uint32_t id, group_strand strand, const group_inputs& inputs)
       _live(*this, inputs.lanes, _metrics),
       _sweep_timer(_strand) {}
 
-void group::attach_log(std::unique_ptr<log::group_log> log) {
+void group::attach_log(std::unique_ptr<log::group_log> log, bool hosted) {
     _log = std::move(log);
+    _hosted = hosted;
+    _standing.store(pack(_log->current()), std::memory_order_relaxed);
     _log->attach(*this);
     _leader.attach_log(*_log);
+}
+
+placement group::where() const {
+    const std::uint64_t word = _standing.load(std::memory_order_acquire);
+    placement p;
+    p.group = _id;
+    p.hosted = _hosted;
+    p.leads = (word >> 63) != 0;
+    p.leader = (word >> leader_shift) & 0xffff;
+    p.term = word & term_mask;
+    return p;
+}
+
+void group::confirm_leadership(unique_function<void(bool)> done) {
+    _log->confirm_leadership([done = std::move(done)](const log::leadership& /*who*/,
+                                                      bool confirmed) mutable { done(confirmed); });
 }
 
 void group::restore(state::group_state state, std::uint64_t index, std::uint64_t term) {
@@ -88,7 +115,10 @@ void group::committed_through(std::uint64_t /*index*/) {
     maybe_checkpoint(false);
 }
 
-void group::leadership_changed(const log::leadership& now) { _leader.leadership_changed(now); }
+void group::leadership_changed(const log::leadership& now) {
+    _standing.store(pack(now), std::memory_order_release);
+    _leader.leadership_changed(now);
+}
 
 void group::proposals_lost(std::uint64_t from_index, const error& why) {
     _leader.proposals_lost(from_index, why);

@@ -5,6 +5,7 @@
 // reads, and the live readers. The group is the log's listener and hands
 // each notification to the parts; every member function runs on the strand
 // but submit().
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,7 +49,15 @@ class group final : private live_source, private log::log_listener {
 public:
     group(std::uint32_t id, group_strand strand, const group_inputs& inputs);
 
-    void attach_log(std::unique_ptr<log::group_log> log);
+    // `hosted`: false for a group of which this node holds no replica (its
+    // log never leads nor commits; the edge redirects to a node that hosts it).
+    void attach_log(std::unique_ptr<log::group_log> log, bool hosted = true);
+    // Where this group's streams are answered; any thread.
+    placement where() const;
+    // On the strand: `done(true)` once this node proved it still leads and
+    // applied what was committed when asked (extensions 9.2); false when it
+    // does not lead or could not prove it.
+    void confirm_leadership(unique_function<void(bool)> done);
     // Where commands for other groups go (a fork's release of its source).
     void set_forwarder(command_forwarder forward) { _leader.set_forwarder(std::move(forward)); }
     const group_strand& strand() const { return _strand; }
@@ -132,6 +141,10 @@ private:
     group_leader _leader;
     live_readers _live;
     std::unique_ptr<log::group_log> _log;
+    bool _hosted = true;
+    // The leadership as last told, packed (leads, leader, term) so that a
+    // reader on any thread sees one consistent triple.
+    std::atomic<std::uint64_t> _standing{0};
     // The streams the entries of a batch changed, woken once it is applied.
     std::vector<std::string> _changed;
     std::uint64_t _checkpoint_index = 0;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct read_request {
     bool whole_messages = false;
     bool renews_ttl = true;  // HEAD does not renew a sliding TTL
     std::optional<std::uint64_t> if_incarnation;
+    // extensions 9.2: the read must be linearizable. The group's leader
+    // first proves with a majority that it still leads and applies what was
+    // committed; a node that cannot answers NO_LEADER.
+    bool confirm_leader = false;
     // The caller sends the bytes as they are: bytes in cold chunks may stay
     // in their files (stream_view::files) or come from the store as they are
     // sent (stream_view::streamed) instead of being loaded.
@@ -157,6 +162,16 @@ struct parts_commit {
     std::vector<std::string> part_ids;
 };
 
+// Where the group of a stream stands on this node, as far as it knows: what
+// the edge routes a request by (extensions 5.7) before it reads the body.
+struct placement {
+    std::uint32_t group = 0;
+    bool hosted = true;        // a replica of the group runs on this node
+    bool leads = true;         // this node leads the group
+    std::uint64_t leader = 0;  // the leader this node knows; 0: none
+    std::uint64_t term = 0;    // of that leader
+};
+
 class live_update;
 class live_subscription;
 
@@ -177,6 +192,9 @@ public:
                                                                     const fork_request& fork) = 0;
 
     virtual boost::asio::awaitable<stream_view> read(const read_request& request) = 0;
+
+    // The placement of `key`'s group; any thread, without waiting.
+    virtual placement place(std::string_view key) const = 0;
 
     // extensions 5.5: the answer of a producer write with Stream-Incarnation
     // decided from its headers alone (a repeat or a key conflict), or nothing.

@@ -7,6 +7,7 @@ std::vector<command> add_client_commands(CLI::App& app) {
     add_write_commands(app, out);
     add_read_commands(app, out);
     add_snapshot_commands(app, out);
+    add_cluster_commands(app, out);
     return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The client commands of `dstream`, which talk to a server by stream URL:
 // create, append, close, delete, retention, read, tail, head, snapshot
-// publish, snapshot read and bootstrap.
+// publish, snapshot read and bootstrap, and cluster status.
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -16,5 +16,6 @@ std::vector<command> add_client_commands(CLI::App& app);
 void add_write_commands(CLI::App& app, std::vector<command>& out);
 void add_read_commands(CLI::App& app, std::vector<command>& out);
 void add_snapshot_commands(CLI::App& app, std::vector<command>& out);
+void add_cluster_commands(CLI::App& app, std::vector<command>& out);
 
 }  // namespace dstream::cli::client
