@@ -48,6 +48,25 @@ sim_options sim_options::draw(std::uint64_t seed, sim_random& rng) {
     o.run_ms = static_cast<unsigned>(rng.between(8000, 20000));
     o.think_max_ms = static_cast<unsigned>(rng.between(0, 100));
     o.attempt_timeout_ms = static_cast<unsigned>(rng.between(300, 3000));
+
+    // The mode and its values come from a generator of their own, seeded
+    // from the seed: what a seed takes from `rng` does not depend on its mode.
+    sim_random mode(seed ^ 0x6e6574776f726bULL);
+    o.transport = mode.chance(0.5);
+    if (o.transport) {
+        // From a few seconds of heartbeats (drops while a peer is cut off or
+        // slow) to plenty; always several times the largest message (a few
+        // KiB here): a message bigger than the bound goes only into an empty
+        // queue, which the pair's other groups may never leave.
+        const std::uint64_t scale = mode.between(1, 4);
+        o.queue_bytes = static_cast<unsigned>(scale << mode.between(15, 20));
+        o.user_timeout_ms = mode.chance(0.3) ? 0 : static_cast<unsigned>(mode.between(200, 5000));
+        o.reset = mode.uniform(0, 0.4);
+        o.one_way = mode.uniform(0, 0.4);
+        o.slow_link = mode.uniform(0, 0.4);
+        o.slow_link_ms = static_cast<unsigned>(mode.between(100, 900));
+        o.slow_link_max_ms = static_cast<unsigned>(mode.between(200, 5000));
+    }
     return o;
 }
 
@@ -56,8 +75,16 @@ std::string sim_options::describe() const {
     out << "nodes=" << nodes << " groups=" << groups << " clients/group=" << clients_per_group
         << " election=" << election_ms << "ms heartbeat=" << heartbeat_ms
         << "ms pre_vote=" << pre_vote << " trailing=" << trailing << " checkpoint_every=" << checkpoint_every
-        << " latency=" << latency_min_ms << ".." << latency_max_ms << "ms drop=" << drop
-        << " dup=" << duplicate << " fsync=" << fsync_min_ms << ".." << fsync_max_ms
+        << " latency=" << latency_min_ms << ".." << latency_max_ms << "ms spike=" << spike
+        << "(" << spike_ms << "ms)";
+    if (transport) {
+        out << " network=transport queue=" << queue_bytes << "B user_timeout=" << user_timeout_ms
+            << "ms reset=" << reset << " one_way=" << one_way << " slow_link=" << slow_link
+            << "(+" << slow_link_ms << "ms up to " << slow_link_max_ms << "ms)";
+    } else {
+        out << " network=lossy drop=" << drop << " dup=" << duplicate;
+    }
+    out << " fsync=" << fsync_min_ms << ".." << fsync_max_ms
         << "ms slow=" << slow_fsync << " failed_fsync=" << failed_fsync
         << " segment=" << segment_records << " crash=" << crash
         << (crash_any ? "(any)" : "(minority)") << " crash_after_answer=" << crash_after_answer

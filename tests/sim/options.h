@@ -33,6 +33,20 @@ struct sim_options {
     double drop = 0.02;
     double duplicate = 0.01;
 
+    // Transport mode (network.h) instead of the lossy one: one FIFO
+    // connection per pair; drop and duplicate do not apply, a spike is a
+    // retransmission that delays what follows it too.
+    bool transport = false;
+    unsigned queue_bytes = 1 << 20;  // per peer and direction, not yet arrived
+    unsigned user_timeout_ms = 0;    // a cut direction breaks its connection after; 0: never
+    // Faults, each tried every fault_period_ms: a connection resets, a
+    // one-way partition, a slow link (+slow_link_ms for up to slow_link_max_ms).
+    double reset = 0.0;
+    double one_way = 0.0;
+    double slow_link = 0.0;
+    unsigned slow_link_ms = 300;
+    unsigned slow_link_max_ms = 3000;
+
     // Disk: an fsync takes [min, max] ms; a slow one up to slow_ms; some fail.
     unsigned fsync_min_ms = 0;
     unsigned fsync_max_ms = 4;

@@ -85,12 +85,17 @@ int run_single(const arguments& a) {
                         std::chrono::steady_clock::now() - started)
                         .count();
     if (r.ok) {
-        std::printf("seed %llu: ok (%llu virtual ms, %llu messages, %llu writes acknowledged, "
+        std::printf("seed %llu: ok (%llu virtual ms, %llu messages (%llu dropped, %llu past a full "
+                    "queue, %llu lost in %llu broken connections), %llu writes acknowledged, "
                     "%llu crashes, %llu restarts, %llu failed writes, %llu leaders, "
                     "%llu checkpoints, %llu snapshots installed, %llu states compared; %lld ms)\n",
                     static_cast<unsigned long long>(a.seed),
                     static_cast<unsigned long long>(r.virtual_ms),
                     static_cast<unsigned long long>(r.messages),
+                    static_cast<unsigned long long>(r.net.dropped),
+                    static_cast<unsigned long long>(r.net.queue_full),
+                    static_cast<unsigned long long>(r.net.lost),
+                    static_cast<unsigned long long>(r.net.breaks),
                     static_cast<unsigned long long>(r.acknowledged),
                     static_cast<unsigned long long>(r.crashes),
                     static_cast<unsigned long long>(r.counted.restarts),

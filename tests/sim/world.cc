@@ -1,5 +1,8 @@
 #include "world.h"
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "group_disk.h"
@@ -15,7 +18,8 @@ world::world(std::uint64_t seed, bool verbose, bool trace_messages)
       _net(_events, _rng, _options, _trace,
            [this](std::uint64_t from, std::uint64_t to, std::uint32_t group,
                   std::string_view bytes) { deliver(from, to, group, bytes); },
-           [this](std::uint64_t from, std::string_view bytes) { sent(from, bytes); }) {
+           [this](std::uint64_t from, std::string_view bytes) { sent(from, bytes); },
+           [this](std::uint64_t id) { return node(id).up(); }) {
     _options.verbose = verbose;
     _options.trace_messages = trace_messages;
     const world_services services{_events, _rng, _options, _trace, _check, _net, _io};
@@ -96,6 +100,7 @@ run_result world::run() {
     out.failure = _check.failure();
     out.virtual_ms = _events.now();
     out.messages = _net.sent();
+    out.net = _net.count();
     for (const auto& c : _clients) {
         for (const auto& w : c->writes()) out.acknowledged += w.acks.empty() ? 0 : 1;
     }
@@ -172,7 +177,7 @@ void world::fault_tick() {
         _events.after(_rng.between(50, _options.partition_max_ms), [this] {
             if (_healed || !_net.partitioned()) return;
             _trace("partition heals");
-            _net.heal();
+            _net.heal_partition();
         });
     }
     if (_rng.chance(0.05)) {
@@ -186,12 +191,67 @@ void world::fault_tick() {
             }
         }
     }
+    // Drawn only in the transport mode: a lossy seed's draws do not depend on it.
+    if (_options.transport) transport_faults();
     _events.after(_options.fault_period_ms, [this] { fault_tick(); });
+}
+
+void world::transport_faults() {
+    const std::uint64_t n = _nodes.size();
+    // Two distinct nodes.
+    const auto two = [this, n] {
+        const std::uint64_t a = _rng.between(1, n);
+        std::uint64_t b = _rng.between(1, n - 1);
+        if (b >= a) ++b;
+        return std::pair{std::min(a, b), std::max(a, b)};
+    };
+    if (_rng.chance(_options.reset)) {
+        const auto [a, b] = two();
+        _net.reset(a, b);
+    }
+    if (!_net.one_way_cut() && _rng.chance(_options.one_way)) {
+        // One node and some of the others: the packets one way between them
+        // are lost (a firewall rule per direction), the other way flow.
+        const std::uint64_t x = _rng.between(1, n);
+        std::vector<bool> in(n + 1, false);
+        for (std::uint64_t o = 1; o <= n; ++o) in[o] = o != x && _rng.chance(0.5);
+        std::uint64_t forced = _rng.between(1, n - 1);
+        if (forced >= x) ++forced;
+        in[forced] = true;
+        const bool outgoing = _rng.chance(0.5);
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> cuts;
+        std::string others;
+        for (std::uint64_t o = 1; o <= n; ++o) {
+            if (!in[o]) continue;
+            cuts.emplace_back(outgoing ? x : o, outgoing ? o : x);
+            others += fmt::format(" n{}", o);
+        }
+        if (outgoing) {
+            _trace("one-way partition: n{} ->{} cut ({} -> n{} flows)", x, others,
+                   others.substr(1), x);
+        } else {
+            _trace("one-way partition:{} -> n{} cut (n{} ->{} flows)", others, x, x, others);
+        }
+        _net.one_way(cuts);
+        _events.after(_rng.between(50, _options.partition_max_ms), [this] {
+            if (_healed || !_net.one_way_cut()) return;
+            _trace("one-way partition heals");
+            _net.heal_one_way();
+        });
+    }
+    if (_rng.chance(_options.slow_link)) {
+        const auto [a, b] = two();
+        const std::uint64_t extra = _rng.between(_options.slow_link_ms / 2, _options.slow_link_ms);
+        const std::uint64_t lasts = _rng.between(100, _options.slow_link_max_ms);
+        _trace("n{} <-> n{}: a slow link, +{} ms for {} ms", a, b, extra, lasts);
+        _net.slow(a, b, extra, lasts);
+    }
 }
 
 void world::crash(sim_node& n) {
     ++_crashes;
     n.crash();
+    _net.crashed(n.id());
     const std::uint64_t id = n.id();
     const std::uint64_t incarnation = n.incarnation();
     _events.after(_rng.between(_options.down_min_ms, _options.down_max_ms),
@@ -202,6 +262,7 @@ void world::restart(std::uint64_t id, std::uint64_t incarnation) {
     sim_node& n = node(id);
     if (n.up() || n.incarnation() != incarnation) return;
     n.start();
+    _net.started(id);
 }
 
 void world::heal() {
@@ -211,7 +272,9 @@ void world::heal() {
     _net.set_faults(false);
     for (auto& n : _nodes) n->disk().set_faults(false);
     for (auto& n : _nodes) {
-        if (!n->up()) n->start();
+        if (n->up()) continue;
+        n->start();
+        _net.started(n->id());
     }
     for (auto& c : _clients) c->finish();
 }

@@ -1,7 +1,8 @@
 #pragma once
 // One seed's run: N nodes × M groups on virtual time, the clients, and the
 // faults. Faults (crashes and restarts, partitions, slow and failing disks,
-// a lossy network, leadership transfers) come for run_ms; then everything
+// a lossy network or a transport's broken connections, one-way partitions and
+// slow links, leadership transfers) come for run_ms; then everything
 // heals, the clients finish their writes, and within settle_ms every group
 // must have one leader that every replica follows and has caught up with.
 // The final checks then compare every replica's state with each other and
@@ -29,6 +30,7 @@ struct run_result {
     std::string failure;  // "<check>: <detail>"
     std::uint64_t virtual_ms = 0;
     std::uint64_t messages = 0;
+    network::counters net;
     std::uint64_t acknowledged = 0;
     std::uint64_t crashes = 0;
     std::uint64_t leaders = 0;
@@ -57,6 +59,8 @@ private:
     // Whether one more node may go down (a minority at most, or any).
     bool may_crash() const;
     void fault_tick();
+    // The transport mode's faults: resets, one-way partitions, slow links.
+    void transport_faults();
     void crash(sim_node& n);
     void restart(std::uint64_t id, std::uint64_t incarnation);
     void heal();
