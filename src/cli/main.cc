@@ -134,7 +134,7 @@ int run_serve(const cli::serve_options& opts) {
                                         static_cast<std::uint32_t>(opts.node_id)};
         }
         const runtime::node_meta meta = runtime::load_or_create_node_meta(
-            dir, cluster ? cluster->map().groups() : opts.groups, runtime::posix_file_io(),
+            dir, cluster ? cluster->map().groups() : opts.groups, posix_file_io(),
             member ? &*member : nullptr);
         edge_opts.cluster_id = meta.cluster_id;
         storage::object_store& store = cold_store.emplace(opts, dir, meta.cluster_id).store();
@@ -189,16 +189,15 @@ int run_serve(const cli::serve_options& opts) {
         opts.shutdown_timeout_seconds);
 
     cli::graceful_stop stop(io, server, std::chrono::seconds(opts.shutdown_timeout_seconds));
-    // A cluster's node hands its leaderships over first, so that no group
-    // waits an election timeout for the node that left.
-    constexpr auto hand_over_bound = std::chrono::seconds(3);
+    // A cluster's node hands its leaderships over first (for up to 3 s), so
+    // that no group waits an election timeout for the node that left.
     signals.on_first([&stop, &cluster](int sig) {
         if (!cluster) {
             stop.begin(sig);
             return;
         }
         spdlog::info("stop: handing over the leaderships of this node's groups");
-        cluster->hand_over(hand_over_bound, [&stop, sig] { stop.begin(sig); });
+        cluster->hand_over(std::chrono::seconds(3), [&stop, sig] { stop.begin(sig); });
     });
 
     std::vector<std::thread> threads;

@@ -23,7 +23,7 @@ boost::asio::awaitable<void> handle_head(exchange& ex) {
     service::read_request lookup;
     lookup.key = ex.target().key;
     // extensions 9.2 note: the leader confirms its leadership for HEAD too.
-    lookup.confirm_leader = ex.options().cluster != nullptr;
+    lookup.linearizable = ex.options().cluster != nullptr;
     lookup.start.where = protocol::read_start::kind::beginning;
     lookup.max_bytes = ex.options().max_read_bytes;
     lookup.whole_messages = ex.target().where == surface::base_v1;

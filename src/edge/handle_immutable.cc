@@ -57,15 +57,10 @@ boost::asio::awaitable<void> handle_immutable_chunk(exchange& ex, std::uint64_t 
                ((how == ending::below_tail && v.next == grid_end) || how == ending::closed_tail);
     };
     if (ex.options().cluster != nullptr && !marks(view)) {
-        // immutable-reads 4.3 note: a follower serves only a chunk it can
-        // mark; the leader answers any other one, and a refusal, only once it
-        // proved it still leads and applied what was committed.
-        if (!where.leads) {
-            response res = route_to_leader(ex, where);
-            co_await ex.send(res);
-            co_return;
-        }
-        lookup.confirm_leader = true;
+        // immutable-reads 4.3 note: a chunk it cannot mark, and a refusal,
+        // a replica answers only as of what the leader proved committed (the
+        // leader by its confirmation round, a follower by a read index).
+        lookup.linearizable = true;
         view = co_await ex.service().read(lookup);
     }
     if (view.refusal) {

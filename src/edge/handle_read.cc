@@ -104,7 +104,6 @@ boost::asio::awaitable<void> handle_read(exchange& ex) {
         co_await handle_sse(ex);
         co_return;
     }
-    const bool catch_up = params->live == read_params::live_mode::none;
     const service::placement where = ex.placement();
     if (auto routed = route_elsewhere(ex, where,
                                       params->leader ? answered_by::leader : answered_by::replica)) {
@@ -114,14 +113,13 @@ boost::asio::awaitable<void> handle_read(exchange& ex) {
     service::read_request first = make_read_request(ex, *params, params->start);
     // A catch-up read sends the bytes as stored; a long-poll may answer
     // with the bytes of a shared update instead.
-    first.cold_as_files = catch_up;
+    first.cold_as_files = params->live == read_params::live_mode::none;
     service::stream_view view = co_await ex.service().read(first);
-    // A follower's long-poll at its own tail waits for its own apply; its
-    // catch-up read at that tail is the leader's to answer.
-    if ((catch_up || view.refusal) && leader_answers(ex, where, view)) {
-        response res = route_to_leader(ex, where);
-        co_await ex.send(res);
-        co_return;
+    // A follower that may lag answers only once it caught up with its leader;
+    // a long-poll then waits for its own apply.
+    if (follower_catches_up(ex, where, view)) {
+        first.linearizable = true;
+        view = co_await ex.service().read(first);
     }
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);

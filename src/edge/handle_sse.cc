@@ -95,14 +95,13 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         co_await ex.send(*routed);
         co_return;
     }
-    const service::read_request initial = make_read_request(ex, *params, params->start);
+    service::read_request initial = make_read_request(ex, *params, params->start);
     service::stream_view view = co_await ex.service().read(initial);
-    // A follower's SSE reader is woken by its own apply; a refusal, which
-    // may predate a create the follower has not applied yet, is the leader's.
-    if (view.refusal && leader_answers(ex, where, view)) {
-        response res = route_to_leader(ex, where);
-        co_await ex.send(res);
-        co_return;
+    // A follower that may lag starts the reader once it caught up with its
+    // leader; its apply wakes the reader from then on.
+    if (follower_catches_up(ex, where, view)) {
+        initial.linearizable = true;
+        view = co_await ex.service().read(initial);
     }
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);

@@ -131,7 +131,7 @@ service::read_request make_read_request(const exchange& ex, const read_params& p
     r.whole_messages = ex.target().where == surface::base_v1;
     r.if_incarnation = p.if_incarnation;
     // A single node is its groups' only voter: it leads whenever it answers.
-    r.confirm_leader = p.leader && ex.options().cluster != nullptr;
+    r.linearizable = p.leader && ex.options().cluster != nullptr;
     return r;
 }
 

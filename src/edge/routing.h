@@ -28,12 +28,13 @@ std::optional<response> route_elsewhere(const exchange& ex, const service::place
 // current, a leadership check that failed).
 response route_to_leader(const exchange& ex, const service::placement& where);
 
-// Whether a follower leaves a read's answer to the leader: a refusal (the
+// Whether a follower must catch up with its leader (a read index, the
+// read_request's `linearizable`) before it gives this answer: a refusal (the
 // stream may have been created, recreated or extended since this replica
 // applied), or bytes that reach this replica's tail of an open stream, which
 // may lie behind the leader's (immutable-reads 4.3 note). Bytes strictly
 // below that tail, or up to a closed tail, are the same on every replica.
-bool leader_answers(const exchange& ex, const service::placement& where,
-                    const service::stream_view& view);
+bool follower_catches_up(const exchange& ex, const service::placement& where,
+                         const service::stream_view& view);
 
 }  // namespace dstream::edge

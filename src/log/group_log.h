@@ -69,6 +69,8 @@ public:
     // A leader's snapshot replaced the whole log: the group's state becomes
     // the one of `image` (a checkpoint image), as of `index` of `term`.
     virtual void install(std::uint64_t index, std::uint64_t term, std::string_view image) = 0;
+    // On the leader: a follower's note (group_log::tell_leader).
+    virtual void told(std::string_view /*note*/) {}
 };
 
 class group_log {
@@ -91,6 +93,18 @@ public:
     // is false and `who` names the leader it knows. Concurrent calls share
     // one round.
     virtual void confirm_leadership(confirmed_handler done) = 0;
+    // Completes once this replica has applied every entry that was committed
+    // when it was asked, as the group's leader proved with a majority (Raft's
+    // read index): on the leader, confirm_leadership(); on a follower, by
+    // asking the leader for its confirmed commit index. `confirmed` is false
+    // when no leader answered in time. A log with no followers' side to it
+    // (a single voter, the simulation's) does what confirm_leadership() does.
+    virtual void catch_up(confirmed_handler done) { confirm_leadership(std::move(done)); }
+    // A follower's note for the group's leader (told() there), such as a read
+    // that renewed a sliding TTL, which only the leader's expiry acts on.
+    // Lost when no leader is known or the message is; a leader tells itself
+    // nothing (its own reads are its own).
+    virtual void tell_leader(std::string /*note*/) {}
     // Snapshot capture: the group's state as of its applied `index` (of
     // `term`), to keep as the log's snapshot; once it is durable the log
     // forgets the entries it covers, and `done` runs.

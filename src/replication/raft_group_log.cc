@@ -1,7 +1,11 @@
 #include "replication/raft_group_log.h"
 
+#include <algorithm>
+
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
+
+#include "replication/read_index.h"
 
 namespace dstream::replication {
 
@@ -21,7 +25,10 @@ raft_group_log::raft_group_log(setup s, std::unique_ptr<group_disk> disk,
       _replica(std::move(s.raft), *_disk, transport, *this),
       _recovered(std::move(s.recovered)),
       _timer(_strand),
-      _metrics(raft_metrics::get().of(s.group)) {}
+      _metrics(raft_metrics::get().of(s.group)),
+      _transport(transport),
+      _catch_up_ms(s.raft.election_ms),
+      _catch_up_timer(_strand) {}
 
 raft_group_log::~raft_group_log() = default;
 
@@ -42,7 +49,9 @@ void raft_group_log::start() {
 void raft_group_log::stop() {
     _stopped = true;
     _timer.cancel();
+    _catch_up_timer.cancel();
     for (auto& waiting : std::exchange(_confirming, {})) waiting(_replica.leadership(), false);
+    for (auto& c : std::exchange(_catching_up, {})) c.done(_replica.leadership(), false);
 }
 
 log::proposal raft_group_log::propose(std::string bytes) {
@@ -96,8 +105,105 @@ void raft_group_log::save_snapshot(std::uint64_t index, std::uint64_t term,
 
 void raft_group_log::receive(std::string_view message) {
     if (_stopped) return;
+    if (is_read_index_message(message)) {
+        receive_read_index(message);
+        return;
+    }
+    if (!message.empty() && static_cast<std::uint8_t>(message.front()) == leader_note_format) {
+        if (_replica.leadership().leads() && _listener != nullptr) {
+            _listener->told(message.substr(1));
+        }
+        return;
+    }
     _replica.receive(now(), message);
     settle();
+}
+
+void raft_group_log::catch_up(confirmed_handler done) {
+    const log::leadership who = _replica.leadership();
+    if (who.leads()) {
+        confirm_leadership(std::move(done));
+        return;
+    }
+    if (_stopped || who.leader == 0) {
+        boost::asio::post(_strand, [done = std::move(done), who]() mutable { done(who, false); });
+        return;
+    }
+    const std::uint64_t id = _next_catch_up++;
+    _catching_up.push_back({id, now() + _catch_up_ms, std::nullopt, std::move(done)});
+    _transport.send(who.leader, encode(read_index_message{read_index_message::kind::request, id,
+                                                          _replica.node(), 0}));
+    arm_catch_up_timer();
+}
+
+void raft_group_log::tell_leader(std::string note) {
+    const log::leadership who = _replica.leadership();
+    if (_stopped || who.leads() || who.leader == 0) return;
+    note.insert(note.begin(), static_cast<char>(leader_note_format));
+    _transport.send(who.leader, note);
+}
+
+void raft_group_log::receive_read_index(std::string_view message) {
+    const auto m = decode_read_index(message);
+    if (!m) return;  // the sender asks again, or gives up at its deadline
+    if (m->what == read_index_message::kind::request) {
+        answer_read_index(m->from, m->id);
+        return;
+    }
+    const auto it = std::find_if(_catching_up.begin(), _catching_up.end(),
+                                 [&](const catching_up& c) { return c.id == m->id; });
+    if (it == _catching_up.end()) return;  // past its deadline already
+    if (m->what == read_index_message::kind::refused) {
+        auto done = std::move(it->done);
+        _catching_up.erase(it);
+        done(_replica.leadership(), false);
+        return;
+    }
+    it->granted = m->index;
+    settle_catch_ups(false);
+}
+
+void raft_group_log::answer_read_index(std::uint64_t follower, std::uint64_t id) {
+    confirm_leadership([this, follower, id](const log::leadership& /*who*/, bool confirmed) {
+        if (_stopped) return;
+        // Everything committed when the follower asked is at or below the
+        // commit index now, which the round just proved is this leader's.
+        read_index_message answer{confirmed ? read_index_message::kind::granted
+                                            : read_index_message::kind::refused,
+                                  id, _replica.node(), _replica.commit_index()};
+        _transport.send(follower, encode(answer));
+    });
+}
+
+void raft_group_log::settle_catch_ups(bool expired) {
+    const std::uint64_t applied = _replica.applied_index();
+    const std::uint64_t t = now();
+    std::vector<std::pair<confirmed_handler, bool>> finished;
+    std::erase_if(_catching_up, [&](catching_up& c) {
+        if (c.granted && applied >= *c.granted) {
+            finished.emplace_back(std::move(c.done), true);
+            return true;
+        }
+        if (expired && c.deadline <= t) {
+            finished.emplace_back(std::move(c.done), false);
+            return true;
+        }
+        return false;
+    });
+    const log::leadership who = _replica.leadership();
+    for (auto& [done, confirmed] : finished) done(who, confirmed);
+}
+
+void raft_group_log::arm_catch_up_timer() {
+    if (_catch_up_armed || _catching_up.empty() || _stopped) return;
+    _catch_up_armed = true;
+    _catch_up_timer.expires_after(std::chrono::milliseconds(_catch_up_ms));
+    _catch_up_timer.async_wait([this](boost::system::error_code ec) {
+        _catch_up_armed = false;
+        if (ec || _stopped) return;
+        settle_catch_ups(true);
+        arm_catch_up_timer();
+    });
 }
 
 bool raft_group_log::hand_over() {
@@ -113,6 +219,7 @@ void raft_group_log::committed(std::uint64_t index, std::uint64_t term, const lo
 
 void raft_group_log::applied_through(std::uint64_t index) {
     if (_listener != nullptr) _listener->committed_through(index);
+    if (!_catching_up.empty()) settle_catch_ups(false);
     if (_barrier != 0 && index >= _barrier) {
         _barrier = 0;
         const log::leadership who = _replica.leadership();

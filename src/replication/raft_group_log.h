@@ -5,6 +5,8 @@
 // seam the group sees (log/group_log.h).
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -43,6 +45,8 @@ public:
     void start() override;
     log::proposal propose(std::string bytes) override;
     void confirm_leadership(confirmed_handler done) override;
+    void catch_up(confirmed_handler done) override;
+    void tell_leader(std::string note) override;
     void save_snapshot(std::uint64_t index, std::uint64_t term, state::checkpoint_image image,
                        saved_handler done) override;
     log::leadership current() const override { return _replica.leadership(); }
@@ -61,6 +65,22 @@ private:
     void leadership_changed(const log::leadership& now) override;
     void lost(std::uint64_t from_index) override;
     void install(const snapshot_meta& meta, std::string_view image) override;
+
+    // A follower's read index (read_index.h): asked of the leader, answered
+    // once this replica applied the index the leader granted.
+    struct catching_up {
+        std::uint64_t id = 0;
+        std::uint64_t deadline = 0;  // ms; refused when no grant came by then
+        std::optional<std::uint64_t> granted;
+        confirmed_handler done;
+    };
+    void receive_read_index(std::string_view message);
+    // The leader's side: a follower's request, answered after a confirmation round.
+    void answer_read_index(std::uint64_t follower, std::uint64_t id);
+    // Completes the catch-ups applied far enough (and, with `expired`, those
+    // past their deadline).
+    void settle_catch_ups(bool expired);
+    void arm_catch_up_timer();
 
     std::uint64_t now() const { return _clock.monotonic_ms(); }
     // After every call into the replica: the timer, the metrics.
@@ -83,6 +103,12 @@ private:
     // after each of them asked, so it proves the leadership for all of them.
     std::vector<confirmed_handler> _confirming;
     std::uint64_t _barrier = 0;  // in flight; 0: none
+    raft_transport& _transport;
+    unsigned _catch_up_ms;  // how long a follower waits for the leader's grant
+    std::vector<catching_up> _catching_up;
+    std::uint64_t _next_catch_up = 1;
+    boost::asio::steady_timer _catch_up_timer;
+    bool _catch_up_armed = false;
 };
 
 }  // namespace dstream::replication

@@ -264,10 +264,10 @@ const group& engine::group_for(std::string_view key) const {
 
 placement engine::place(std::string_view key) const { return group_for(key).where(); }
 
-asio::awaitable<bool> engine::confirm_leadership(group& g) {
+asio::awaitable<bool> engine::catch_up(group& g) {
     return runtime::await_callback<bool>([&g](runtime::deliver_fn<bool> done) mutable {
         asio::post(g.strand(), [&g, done = std::move(done)]() mutable {
-            g.confirm_leadership(std::move(done));
+            g.catch_up(std::move(done));
         });
     });
 }
@@ -362,7 +362,7 @@ asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
 }
 
 asio::awaitable<stream_view> engine::read(const read_request& request) {
-    if (request.confirm_leader && !co_await confirm_leadership(group_for(request.key))) {
+    if (request.linearizable && !co_await catch_up(group_for(request.key))) {
         stream_view refused;
         refused.refusal = not_leading_refusal();
         co_return refused;
@@ -417,7 +417,7 @@ asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std
          length](runtime::deliver_fn<snapshot_view> done) mutable {
             asio::post(g.strand(), [&g, key = std::move(key), offset, first, length,
                                     done = std::move(done)]() mutable {
-                g.confirm_leadership([&g, key = std::move(key), offset, first, length,
+                g.catch_up([&g, key = std::move(key), offset, first, length,
                                       done = std::move(done)](bool confirmed) mutable {
                     if (!confirmed) {
                         snapshot_view refused;
@@ -448,7 +448,7 @@ asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
          max_update_bytes](runtime::deliver_fn<bootstrap_view> done) mutable {
             asio::post(g.strand(), [&g, key = std::move(key), max_update_bytes,
                                     done = std::move(done)]() mutable {
-                g.confirm_leadership([&g, key = std::move(key), max_update_bytes,
+                g.catch_up([&g, key = std::move(key), max_update_bytes,
                                       done = std::move(done)](bool confirmed) mutable {
                     if (!confirmed) {
                         bootstrap_view refused;

@@ -92,9 +92,9 @@ public:
 private:
     group& group_for(std::string_view key);
     const group& group_for(std::string_view key) const;
-    // extensions 9.2: whether `g`'s leader proved it leads and applied what
-    // was committed when asked.
-    boost::asio::awaitable<bool> confirm_leadership(group& g);
+    // extensions 9.2: whether `g`'s replica here applied what its leader had
+    // committed when asked (group_log::catch_up).
+    boost::asio::awaitable<bool> catch_up(group& g);
     // extensions 2.2 note: reads the byte before a snapshot or retention
     // offset (from the cold tier if need be) into the command, so that apply
     // can judge a JSON boundary it no longer holds in memory.

@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "base/binary.h"
 #include "service/service_metrics.h"
 
 namespace dstream::service {
 namespace {
 
 constexpr auto sweep_interval = std::chrono::seconds(5);
+// A sliding TTL counts in seconds: a note per stream every half second keeps
+// the leader's view of the last read within that.
+constexpr protocol::unix_ms renewal_note_interval = 500;
+constexpr std::uint8_t renewal_note = 1;
 
 // leads (1 bit) | leader (16 bits: cluster node ids are at most 65535) | term (47 bits).
 constexpr unsigned leader_shift = 47;
@@ -57,8 +62,37 @@ placement group::where() const {
     return p;
 }
 
-void group::confirm_leadership(unique_function<void(bool)> done) {
-    _log->confirm_leadership([done = std::move(done)](const log::leadership& /*who*/,
+read_plan group::read(const read_request& request, std::optional<std::uint64_t> as_source_of) {
+    read_plan plan = _reads.read(request, as_source_of);
+    if (request.renews_ttl && !as_source_of && !plan.view.refusal &&
+        plan.view.expiry.ttl_seconds && !where().leads) {
+        tell_renewal(request.key);
+    }
+    return plan;
+}
+
+void group::tell_renewal(const std::string& key) {
+    const protocol::unix_ms now = _clock.wall_ms();
+    protocol::unix_ms& last = _renewals_told[key];
+    if (last != 0 && now - last < renewal_note_interval) return;
+    last = now;
+    binary_writer note;
+    note.put_u8(renewal_note);
+    note.put_string(key);
+    _log->tell_leader(std::move(note).take());
+}
+
+void group::told(std::string_view note) {
+    binary_reader in(note);
+    std::uint8_t kind = 0;
+    std::string key;
+    if (!in.get_u8(kind) || kind != renewal_note || !in.get_string(key)) return;
+    // The leader's own clock: the note left just now.
+    _reads.renewed(key, _clock.wall_ms());
+}
+
+void group::catch_up(unique_function<void(bool)> done) {
+    _log->catch_up([done = std::move(done)](const log::leadership& /*who*/,
                                                       bool confirmed) mutable { done(confirmed); });
 }
 
@@ -102,7 +136,10 @@ void group::committed(const log::committed_entry& entry) {
     // which are woken once per stream and batch (committed_through).
     _leader.applied(entry.index, entry.term, applied);
     if (applied.key.empty()) return;
-    if (_replica.state().find(applied.key) == nullptr) _reads.forget(applied.key);
+    if (_replica.state().find(applied.key) == nullptr) {
+        _reads.forget(applied.key);
+        _renewals_told.erase(applied.key);
+    }
     if (wakes_readers &&
         std::find(_changed.begin(), _changed.end(), applied.key) == _changed.end()) {
         _changed.push_back(std::move(applied.key));

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -54,10 +55,10 @@ public:
     void attach_log(std::unique_ptr<log::group_log> log, bool hosted = true);
     // Where this group's streams are answered; any thread.
     placement where() const;
-    // On the strand: `done(true)` once this node proved it still leads and
-    // applied what was committed when asked (extensions 9.2); false when it
-    // does not lead or could not prove it.
-    void confirm_leadership(unique_function<void(bool)> done);
+    // On the strand: `done(true)` once this replica applied what the leader
+    // had committed when asked, as the leader proved (extensions 9.2,
+    // group_log::catch_up); false when no leader could prove it.
+    void catch_up(unique_function<void(bool)> done);
     // Where commands for other groups go (a fork's release of its source).
     void set_forwarder(command_forwarder forward) { _leader.set_forwarder(std::move(forward)); }
     const group_strand& strand() const { return _strand; }
@@ -78,9 +79,7 @@ public:
         _leader.submit(std::move(body), std::move(done));
     }
     read_plan read(const read_request& request,
-                   std::optional<std::uint64_t> as_source_of = std::nullopt) {
-        return _reads.read(request, as_source_of);
-    }
+                   std::optional<std::uint64_t> as_source_of = std::nullopt);
     result<fork_source_view> fork_source(const std::string& key) { return _reads.fork_source(key); }
     std::optional<state::apply_result> answer_before_body(const state::append& headers) {
         return _reads.answer_before_body(headers);
@@ -120,6 +119,10 @@ private:
     void leadership_changed(const log::leadership& now) override;
     void proposals_lost(std::uint64_t from_index, const error& why) override;
     void install(std::uint64_t index, std::uint64_t term, std::string_view image) override;
+    void told(std::string_view note) override;
+    // A follower's read renewed a sliding TTL: the leader, whose expiry
+    // counts, is told (at most every renewal_note_interval per stream).
+    void tell_renewal(const std::string& key);
     // live_source
     std::shared_ptr<const live_update> live_answer(const read_request& request) override {
         return _reads.live_answer(request);
@@ -145,6 +148,8 @@ private:
     // The leadership as last told, packed (leads, leader, term) so that a
     // reader on any thread sees one consistent triple.
     std::atomic<std::uint64_t> _standing{0};
+    // A follower's last note to the leader of each stream's renewal.
+    std::unordered_map<std::string, protocol::unix_ms> _renewals_told;
     // The streams the entries of a batch changed, woken once it is applied.
     std::vector<std::string> _changed;
     std::uint64_t _checkpoint_index = 0;

@@ -14,6 +14,13 @@ namespace {
 
 using protocol::error_code;
 
+// A write proposed before the leadership changed may or may not apply
+// (extensions 11.1: unknown).
+error outcome_unknown() {
+    return make_error(error_code::outcome_unknown,
+                      "the write's outcome is unknown: the group's leadership changed");
+}
+
 }  // namespace
 
 group_leader::group_leader(group_strand strand, group_replica& replica, group_reads& reads,
@@ -194,9 +201,7 @@ void group_leader::proposals_lost(std::uint64_t from_index, const error& why) {
 void group_leader::installed(std::uint64_t index) {
     // The snapshot may or may not hold them (extensions 11.1: unknown).
     while (!_pending.empty() && _pending.front().index <= index) {
-        refuse(_pending.front().done,
-               make_error(error_code::outcome_unknown,
-                          "the write's outcome is unknown: the group's leadership changed"));
+        refuse(_pending.front().done, outcome_unknown());
         _pending.pop_front();
     }
 }
@@ -205,6 +210,13 @@ void group_leader::leadership_changed(const log::leadership& now) {
     const bool was_leader = _leadership.leads();
     _leadership = now;
     if (!now.leads()) {
+        // extensions 5.7: what it proposed may still commit under another
+        // leader, or never: unknown, answered now rather than whenever this
+        // replica (cut off, perhaps) applies again.
+        while (!_pending.empty()) {
+            refuse(_pending.front().done, outcome_unknown());
+            _pending.pop_front();
+        }
         // The jobs stop here; flushes in flight end as refused commands.
         _expiring.clear();
         if (_flush_backoff.failing()) _metrics.groups_cold_failing.add(-1);

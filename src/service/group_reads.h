@@ -90,6 +90,8 @@ public:
     // A node that starts counts as a read of every stream with a sliding TTL:
     // the reads that renewed them before were not logged.
     void renew_all(protocol::unix_ms now);
+    // On the leader: a follower's read renewed `key`'s sliding TTL now.
+    void renewed(const std::string& key, protocol::unix_ms now) { _last_read_ms[key] = now; }
     // The stream is gone: its renewals go with it.
     void forget(const std::string& key) { _last_read_ms.erase(key); }
 

@@ -29,10 +29,11 @@ struct read_request {
     bool whole_messages = false;
     bool renews_ttl = true;  // HEAD does not renew a sliding TTL
     std::optional<std::uint64_t> if_incarnation;
-    // extensions 9.2: the read must be linearizable. The group's leader
-    // first proves with a majority that it still leads and applies what was
-    // committed; a node that cannot answers NO_LEADER.
-    bool confirm_leader = false;
+    // The read must reflect every write acknowledged before it (extensions
+    // 9.2): the replica first applies everything the group's leader had
+    // committed when asked, as the leader proved with a majority (Raft's read
+    // index); a node that cannot answers NO_LEADER.
+    bool linearizable = false;
     // The caller sends the bytes as they are: bytes in cold chunks may stay
     // in their files (stream_view::files) or come from the store as they are
     // sent (stream_view::streamed) instead of being loaded.

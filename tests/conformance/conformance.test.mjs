@@ -1,6 +1,11 @@
 // Runs the upstream Durable Streams server conformance suite against the
-// server at $DSTREAM_URL (run.sh starts build/dstream and sets it).
+// server at $DSTREAM_URL (run.sh starts build/dstream and sets it). With
+// DSTREAM_FOLLOW_REDIRECTS=1 (a cluster's node) the suite's fetch follows
+// redirects with any body (follow_redirects.mjs).
 import { runConformanceTests } from "@durable-streams/server-conformance-tests";
+import { followRedirects } from "./follow_redirects.mjs";
+
+if (process.env.DSTREAM_FOLLOW_REDIRECTS === "1") followRedirects();
 
 const baseUrl = process.env.DSTREAM_URL;
 if (!baseUrl) {

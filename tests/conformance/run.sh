@@ -2,6 +2,7 @@
 # Runs the upstream Durable Streams conformance suite against a dstream binary.
 #
 #   run.sh PATH-TO-DSTREAM memory|durable
+#   run.sh - external          (DSTREAM_URL names a server someone else runs)
 #
 # Starts "$BIN serve --listen 127.0.0.1:PORT --data-dir TMPDIR [--memory]" on a
 # free port, waits for it to answer, runs vitest with DSTREAM_URL pointing at it,
@@ -10,7 +11,7 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 PATH-TO-DSTREAM memory|durable" >&2
+    echo "usage: $0 PATH-TO-DSTREAM memory|durable, or $0 - external with DSTREAM_URL" >&2
     exit 2
 }
 
@@ -19,13 +20,14 @@ BIN=$1
 MODE=$2
 case "$MODE" in
     memory | durable) ;;
+    external) [[ -n "${DSTREAM_URL:-}" ]] || usage ;;
     *) usage ;;
 esac
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$HERE"
 
-if [[ ! -x "$BIN" ]]; then
+if [[ "$MODE" != external && ! -x "$BIN" ]]; then
     echo "conformance: server binary '$BIN' does not exist or is not executable" >&2
     exit 1
 fi
@@ -37,6 +39,10 @@ if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json
     npm ci --no-audit --no-fund --loglevel=error
 fi
 
+if [[ "$MODE" == external ]]; then
+    URL=$DSTREAM_URL
+    echo "conformance: against the server at $URL"
+else
 # Ask the kernel for a free port. There is a small window between closing this
 # socket and the server binding it; the readiness check below catches a loss.
 PORT=$(node -e '
@@ -106,6 +112,8 @@ until curl -s -o /dev/null --max-time 1 "$URL/"; do
     sleep 0.1
 done
 echo "conformance: server is up at $URL (pid $SERVER_PID)"
+
+fi
 
 # ctest captures the output: keep it free of colour escapes.
 if [[ ! -t 1 && -z "${FORCE_COLOR:-}" ]]; then

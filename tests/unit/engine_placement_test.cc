@@ -85,7 +85,7 @@ TEST_F(EnginePlacement, AGroupWithoutAReplicaHereRefusesWritesAndLeaderReadsNoLe
     r.key = key_in(unhosted);
     r.start.where = protocol::read_start::kind::beginning;
     r.max_bytes = 1024;
-    r.confirm_leader = true;
+    r.linearizable = true;
     const stream_view v = test::run_to_end(io, streams.read(r));
     ASSERT_TRUE(v.refusal.has_value());
     EXPECT_EQ(v.refusal->code, protocol::error_code::no_leader);
@@ -98,7 +98,7 @@ TEST_F(EnginePlacement, ALeaderReadOfAHostedGroupIsServedOnceTheLeaderConfirmed)
     r.key = key;
     r.start.where = protocol::read_start::kind::beginning;
     r.max_bytes = 1024;
-    r.confirm_leader = true;
+    r.linearizable = true;
     const stream_view v = test::run_to_end(io, streams.read(r));
     EXPECT_FALSE(v.refusal.has_value());
     EXPECT_NE(v.incarnation, 0u);

@@ -820,5 +820,51 @@ TEST(RaftCore, MessageEncodingRoundTripsEveryType) {
     EXPECT_EQ(raft_core_term(n.core()), term);
 }
 
+// libraft 0.22.1 answers an AppendEntries of an older term without setting
+// last_log_index (and a stale InstallSnapshot as a success). A sender that
+// leads again in the newer term when the answer arrives would count the
+// garbage as entries this node holds. The shim's answer names index 0,
+// which a leader ignores.
+TEST(RaftCore, AnAnswerToAnOlderTermsAppendEntriesClaimsNoEntries) {
+    cluster c(3);
+    ASSERT_TRUE(c.run_until([&] { return c.agreed_leader() != 0; }));
+    const uint64_t leader = c.agreed_leader();
+    c.submit(leader, "one");
+    c.settle();
+    const uint64_t follower = leader % 3 + 1;
+    std::optional<wire_message> stale;
+    for (const auto& m : c.sent()) {
+        int type = 0;
+        uint64_t from = 0, to = 0;
+        raft_core_message_peek(m.bytes.data(), m.bytes.size(), &type, &from, &to);
+        if (type == RAFT_CORE_APPEND_ENTRIES && from == leader && to == follower) stale = m;
+    }
+    ASSERT_TRUE(stale.has_value());
+    const uint64_t old_term = c.at(follower).term_;
+    c.isolate(leader);
+    ASSERT_TRUE(c.run_until([&] { return c.at(follower).term_ > old_term; }));
+
+    const raft_core_update* u = nullptr;
+    const int rv = raft_core_receive(c.at(follower).core(), c.now(), stale->bytes.data(),
+                                     stale->bytes.size(), &u);
+    ASSERT_EQ(rv, RAFT_CORE_OK);
+    ASSERT_NE(u, nullptr);
+    int answers = 0;
+    for (size_t i = 0; i < u->n_messages; i++) {
+        int type = 0;
+        uint64_t from = 0, to = 0;
+        raft_core_message_peek(u->messages[i].data, u->messages[i].len, &type, &from, &to);
+        if (type != RAFT_CORE_APPEND_ENTRIES_RESULT || to != leader) continue;
+        char text[512];
+        ASSERT_GT(raft_core_message_describe(u->messages[i].data, u->messages[i].len, text,
+                                             sizeof text),
+                  0);
+        EXPECT_NE(std::string(text).find(" last_log_index=0 "), std::string::npos) << text;
+        answers++;
+    }
+    EXPECT_EQ(answers, 1);
+    c.at(follower).absorb(rv, u);
+}
+
 }  // namespace
 }  // namespace dstream::replication

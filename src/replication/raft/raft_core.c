@@ -760,6 +760,9 @@ struct raft_core {
     struct raft_core_server* install_servers;
 
     char peer_address[ADDRESS_BUF];
+    /* The sender of the AppendEntries or InstallSnapshot being stepped when
+     * its term is below ours (0: none): see push_message. */
+    uint64_t stale_request_from;
 
     /* As leader, per peer: the highest index it reported stored (and so
      * matching ours) in `term`. See stale_rejection(). */
@@ -924,6 +927,19 @@ static int push_message(raft_core* c, const struct raft_message* m) {
          * behind takes it (recvRequestVoteResult), as in etcd's Raft. */
         told_term = *m;
         told_term.request_vote_result.term = c->raft.current_term;
+        m = &told_term;
+    }
+    if (m->type == RAFT_APPEND_ENTRIES_RESULT && c->stale_request_from != 0 &&
+        m->server_id == c->stale_request_from) {
+        /* 0.22.1 answers an AppendEntries or InstallSnapshot of an older
+         * term without setting last_log_index, and the InstallSnapshot one
+         * as a success. When the sender leads again in our term by the time
+         * the answer arrives, it takes the garbage for what this node holds
+         * and counts it towards commits (found by the simulation: a
+         * committed entry lost). Index 0 makes the answer one it ignores
+         * (cowsql/raft fixed it after 0.22.1). */
+        told_term = *m;
+        told_term.append_entries_result.last_log_index = 0;
         m = &told_term;
     }
     if (m->type == RAFT_INSTALL_SNAPSHOT) {
@@ -1437,9 +1453,15 @@ int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
         m.install_snapshot.data.len = 0;
         held = true;
     }
+    if ((m.type == RAFT_APPEND_ENTRIES && m.append_entries.term < raft_current_term(&c->raft)) ||
+        (m.type == RAFT_INSTALL_SNAPSHOT &&
+         m.install_snapshot.term < raft_current_term(&c->raft))) {
+        c->stale_request_from = from;
+    }
     event_init(&e, RAFT_RECEIVE, now);
     e.receive.message = &m;
     rv = step(c, &e, &u);
+    c->stale_request_from = 0;
     /* libraft freed the entries batch (or handed it back in the update,
      * freed by collect); the entries array is ours. The InstallSnapshot
      * configuration and data were freed by libraft, or taken by collect. */

@@ -1,0 +1,55 @@
+// The history checker of the cluster tests: writers append bodies
+// `w<writer>-<seq>;` (unique across the test), each seq only once the one
+// before is acknowledged, repeating a write in doubt with the same producer
+// key. A stream read back must then hold, for each writer, its seqs
+// 0, 1, 2, ... in order, each once: every acknowledged seq present, at most
+// one more (the write in doubt when the writer stopped), nothing else.
+
+export const token = (writer, seq) => `w${writer}-${seq};`;
+
+// A writer's record: `acked` counts its acknowledged seqs (0 .. acked-1),
+// `inDoubt` is the seq sent but not acknowledged when it stopped, or null.
+export function newWriter(name, stream) {
+    return { name, stream, acked: 0, inDoubt: null, seq: 0 };
+}
+
+// Problems of the bytes `text` of one stream written by `writers` (records of
+// newWriter() whose `stream` is this one): a list of strings, empty when the
+// history is right.
+export function checkHistory(text, writers, { limit = 20 } = {}) {
+    const problems = [];
+    const byName = new Map(writers.map((w) => [String(w.name), w]));
+    const seen = new Map();  // writer name -> seqs in stream order
+    if (text.length && !text.endsWith(';')) problems.push(`the stream ends inside a body: ...${JSON.stringify(text.slice(-40))}`);
+    const parts = text.split(';');
+    parts.pop();
+    for (const [i, t] of parts.entries()) {
+        const m = /^w([^-;]+)-(\d+)$/.exec(t);
+        if (!m || !byName.has(m[1])) {
+            problems.push(`body ${i} ${JSON.stringify(t.slice(0, 40))} was written by no writer of this stream`);
+            continue;
+        }
+        if (!seen.has(m[1])) seen.set(m[1], []);
+        seen.get(m[1]).push(Number(m[2]));
+    }
+    for (const w of writers) {
+        const seqs = seen.get(String(w.name)) ?? [];
+        const allowed = w.acked + (w.inDoubt === w.acked ? 1 : 0);
+        for (let k = 0; k < seqs.length; k++) {
+            if (seqs[k] !== k) {
+                const dup = seqs.indexOf(seqs[k]) !== k;
+                problems.push(`writer ${w.name}: position ${k} holds seq ${seqs[k]}` +
+                              (dup ? ' a second time (duplicate)' : ' (out of order or a seq lost before it)'));
+                break;
+            }
+        }
+        if (seqs.length < w.acked) {
+            problems.push(`writer ${w.name}: ${w.acked} writes acknowledged, ${seqs.length} in the stream ` +
+                          `(lost: seqs ${seqs.length}..${w.acked - 1} missing or misplaced)`);
+        } else if (seqs.length > allowed) {
+            problems.push(`writer ${w.name}: ${seqs.length} writes in the stream, at most ${allowed} possible ` +
+                          `(${w.acked} acknowledged, in doubt: ${w.inDoubt})`);
+        }
+    }
+    return problems.slice(0, limit);
+}
