@@ -20,10 +20,14 @@ SIM_JOBS ?= $(NPROC)
 # `make soak`: how long, and where its report goes.
 SOAK_MINUTES ?= 30
 SOAK_ROUND_SECONDS ?= 20,60
+# `make chaos`: how long the cluster chaos test runs, on how many nodes
+# (tests/cluster/chaos.test.mjs; ctest runs it for 60 s on 3).
+CHAOS_SECONDS ?= 300
+CHAOS_NODES ?= 3
 
 .DEFAULT_GOAL := build
 .NOTPARALLEL:
-.PHONY: deps build run test asan fuzz-build fuzz sim soak format tidy clean
+.PHONY: deps build run test asan fuzz-build fuzz sim soak chaos format tidy clean
 
 deps:
 	@scripts/install-deps
@@ -72,6 +76,16 @@ sim: deps
 # (tests/soak/soak.mjs). It prints the RSS every 30 s and a verdict.
 soak: build
 	DSTREAM_BIN=build/dstream SOAK_MINUTES=$(SOAK_MINUTES) SOAK_ROUND_SECONDS=$(SOAK_ROUND_SECONDS) node tests/soak/soak.mjs
+
+# Not part of `make test`: CHAOS_SECONDS of SIGKILLs, restarts and nftables
+# partitions of a CHAOS_NODES-node cluster under producers and leader reads,
+# then the history checks (tests/cluster/README.md). Needs root for nft. It
+# prints `chaos: {...}` (faults, appends acknowledged, reads checked, max
+# unavailability) and the seed, which CHAOS_SEED=... repeats.
+chaos: build
+	DSTREAM_BIN=build/dstream CHAOS_SECONDS=$(CHAOS_SECONDS) CHAOS_NODES=$(CHAOS_NODES) \
+	  tests/s3/with_s3rver.sh node --test --test-reporter=spec \
+	  --test-timeout=$$(( ($(CHAOS_SECONDS) + 300) * 1000 )) tests/cluster/chaos.test.mjs
 
 asan: deps
 	cmake --preset asan

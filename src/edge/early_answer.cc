@@ -75,6 +75,9 @@ boost::asio::awaitable<early_answer> answer_part(
 
 bool routes_before_body(const request& head, const route& target, const edge_options& options) {
     if (options.cluster == nullptr) return false;
+    // A request without its one Host is refused (dispatch) wherever it goes.
+    const auto hosts = head.count(http::field::host);
+    if (hosts > 1 || (hosts == 0 && head.version() >= 11)) return false;
     if (target.what != route::kind::stream && target.what != route::kind::stream_subresource) {
         return false;
     }
@@ -89,6 +92,11 @@ boost::asio::awaitable<early_answer> route_before_body(connection_stream& stream
                                                        answer_summary& summary) {
     const service::placement where = service.place(target.key);
     if (where.hosted && where.leads) co_return early_answer::none;
+    if (target.what == route::kind::stream) {
+        summary.kind = head.method() == http::verb::put    ? request_kind::create
+                       : head.method() == http::verb::post ? request_kind::append
+                                                           : request_kind::delete_stream;
+    }
     exchange ex(stream, head, std::move(target), query_params{}, &service, options, summary);
     auto routed = route_elsewhere(ex, where, answered_by::leader);
     co_return co_await send_before_body(ex, *routed);

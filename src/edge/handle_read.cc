@@ -114,13 +114,9 @@ boost::asio::awaitable<void> handle_read(exchange& ex) {
     // A catch-up read sends the bytes as stored; a long-poll may answer
     // with the bytes of a shared update instead.
     first.cold_as_files = params->live == read_params::live_mode::none;
+    // A follower's long-poll then waits for its own apply.
+    first.linearizable = first.linearizable || catches_up_first(ex, where);
     service::stream_view view = co_await ex.service().read(first);
-    // A follower that may lag answers only once it caught up with its leader;
-    // a long-poll then waits for its own apply.
-    if (follower_catches_up(ex, where, view)) {
-        first.linearizable = true;
-        view = co_await ex.service().read(first);
-    }
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);

@@ -96,13 +96,9 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         co_return;
     }
     service::read_request initial = make_read_request(ex, *params, params->start);
+    // A follower's own apply wakes the reader from then on.
+    initial.linearizable = catches_up_first(ex, where);
     service::stream_view view = co_await ex.service().read(initial);
-    // A follower that may lag starts the reader once it caught up with its
-    // leader; its apply wakes the reader from then on.
-    if (follower_catches_up(ex, where, view)) {
-        initial.linearizable = true;
-        view = co_await ex.service().read(initial);
-    }
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);

@@ -57,10 +57,8 @@ std::optional<response> route_elsewhere(const exchange& ex, const service::place
     return route_to_leader(ex, where);
 }
 
-bool follower_catches_up(const exchange& ex, const service::placement& where,
-                         const service::stream_view& view) {
-    if (ex.options().cluster == nullptr || where.leads) return false;
-    return view.refusal || (view.up_to_date() && !view.stream_closed);
+bool catches_up_first(const exchange& ex, const service::placement& where) {
+    return ex.options().cluster != nullptr && !where.leads;
 }
 
 }  // namespace dstream::edge

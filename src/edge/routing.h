@@ -28,13 +28,13 @@ std::optional<response> route_elsewhere(const exchange& ex, const service::place
 // current, a leadership check that failed).
 response route_to_leader(const exchange& ex, const service::placement& where);
 
-// Whether a follower must catch up with its leader (a read index, the
-// read_request's `linearizable`) before it gives this answer: a refusal (the
-// stream may have been created, recreated or extended since this replica
-// applied), or bytes that reach this replica's tail of an open stream, which
-// may lie behind the leader's (immutable-reads 4.3 note). Bytes strictly
-// below that tail, or up to a closed tail, are the same on every replica.
-bool follower_catches_up(const exchange& ex, const service::placement& where,
-                         const service::stream_view& view);
+// Whether this node reads for a client only once it caught up with the
+// group's leader (a read index: the read_request's `linearizable`): on a
+// follower, always. Its tail, its refusals (a stream created, recreated,
+// deleted or retained since it applied) and its cold objects (which the
+// leader removes once a delete or retention applied there) are then as
+// current as the leader's when the request came; the bytes still come from
+// this node. The leader reads what it applied.
+bool catches_up_first(const exchange& ex, const service::placement& where);
 
 }  // namespace dstream::edge

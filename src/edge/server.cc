@@ -441,7 +441,9 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
 void server::account(const connection& conn, const request& head, std::uint64_t duration_us) {
     const answer_summary& s = conn.summary;
     _metrics.record(s.kind, s.status, duration_us);
-    if (s.status >= 500) {
+    // A 503 is a typed answer a client retries (no leader yet, backpressure),
+    // counted in the metrics: in a failover the log would hold little else.
+    if (s.status >= 500 && s.status != 503) {
         spdlog::error("request failed: method={} target={} status={} route={} remote={}",
                       text(head.method_string()), text(head.target()), s.status, name(s.kind),
                       conn.remote);

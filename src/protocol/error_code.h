@@ -70,7 +70,11 @@ namespace dstream::protocol {
     X(snapshot_commit_in_progress, "SNAPSHOT_COMMIT_IN_PROGRESS", 503, false) \
     /* refused before the proposal: the cold store is failing and the group  */ \
     /* holds its hot budget; also a cold read the failing store cannot serve */ \
-    X(cold_backpressure, "COLD_BACKPRESSURE", 503, true)
+    X(cold_backpressure, "COLD_BACKPRESSURE", 503, true)                   \
+    /* a group's leader refused a proposal before writing it (raft_group_log); */ \
+    /* new codes go last: a content fault's code is in the log by its number  */ \
+    X(raft_log_pressure, "RAFT_LOG_PRESSURE", 503, true)                   \
+    X(raft_uncommitted_backpressure, "RAFT_UNCOMMITTED_BACKPRESSURE", 503, true)
 
 enum class error_code : std::uint8_t {
 #define DSTREAM_X(name, wire, status, refusal) name,

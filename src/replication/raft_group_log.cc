@@ -27,6 +27,8 @@ raft_group_log::raft_group_log(setup s, std::unique_ptr<group_disk> disk,
       _timer(_strand),
       _metrics(raft_metrics::get().of(s.group)),
       _transport(transport),
+      _max_uncommitted_entries(s.raft.max_uncommitted_entries),
+      _max_log_bytes_kept(s.raft.max_log_bytes_kept),
       _catch_up_ms(s.raft.election_ms),
       _catch_up_timer(_strand) {}
 
@@ -55,6 +57,26 @@ void raft_group_log::stop() {
 }
 
 log::proposal raft_group_log::propose(std::string bytes) {
+    if (_replica.leadership().leads()) {
+        // Bounded before anything is written: a refusal here applied nothing
+        // (extensions 11.1), and the writer retries after Retry-After.
+        std::optional<error> refusal;
+        if (_replica.last_index() - _replica.commit_index() >= _max_uncommitted_entries) {
+            refusal = make_error(protocol::error_code::raft_uncommitted_backpressure,
+                                 "too many writes wait for a majority of the group; retry later");
+        } else if (_replica.bytes_kept() >= _max_log_bytes_kept) {
+            refusal = make_error(protocol::error_code::raft_log_pressure,
+                                 "the group's log holds too much for a replica behind; retry later");
+        }
+        if (refusal) {
+            _metrics.refused_proposals.fetch_add(1, std::memory_order_relaxed);
+            log::proposal p;
+            p.what = log::proposal::outcome::refused;
+            p.leader = _replica.leadership();
+            p.refusal = std::move(refusal);
+            return p;
+        }
+    }
     log::proposal p = _replica.propose(now(), std::move(bytes));
     settle();
     return p;
@@ -229,6 +251,7 @@ void raft_group_log::applied_through(std::uint64_t index) {
 
 void raft_group_log::leadership_changed(const log::leadership& now) {
     _metrics.leadership_changes.fetch_add(1, std::memory_order_relaxed);
+    if (now.what == log::role::candidate) _metrics.elections.fetch_add(1, std::memory_order_relaxed);
     if (!now.leads() && !_confirming.empty()) {
         _barrier = 0;
         for (auto& waiting : std::exchange(_confirming, {})) waiting(now, false);

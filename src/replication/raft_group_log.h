@@ -104,6 +104,8 @@ private:
     std::vector<confirmed_handler> _confirming;
     std::uint64_t _barrier = 0;  // in flight; 0: none
     raft_transport& _transport;
+    std::uint64_t _max_uncommitted_entries;
+    std::uint64_t _max_log_bytes_kept;
     unsigned _catch_up_ms;  // how long a follower waits for the leader's grant
     std::vector<catching_up> _catching_up;
     std::uint64_t _next_catch_up = 1;

@@ -41,6 +41,13 @@ void raft_metrics::collect(metrics::exposition& out) const {
     each("dstream_raft_leadership_changes_total", metrics::metric_type::counter,
          "Changes of this node's role, term or known leader in the group",
          [](const group_slot& s) { return s.leadership_changes.load(std::memory_order_relaxed); });
+    each("dstream_raft_elections_total", metrics::metric_type::counter,
+         "Elections this node stood in for the group (it became a candidate)",
+         [](const group_slot& s) { return s.elections.load(std::memory_order_relaxed); });
+    each("dstream_raft_refused_proposals_total", metrics::metric_type::counter,
+         "Proposals the group's leader refused before writing them: RAFT_UNCOMMITTED_BACKPRESSURE "
+         "or RAFT_LOG_PRESSURE",
+         [](const group_slot& s) { return s.refused_proposals.load(std::memory_order_relaxed); });
     each("dstream_raft_log_bytes_in_memory", metrics::metric_type::gauge,
          "Bytes of log entries this node keeps in memory for the group",
          [](const group_slot& s) { return s.entries_kept_bytes.load(std::memory_order_relaxed); });

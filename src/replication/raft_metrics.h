@@ -21,6 +21,8 @@ struct raft_metrics : metrics::registered<raft_metrics> {
         std::atomic<std::uint64_t> applied_index{0};
         std::atomic<std::uint64_t> last_index{0};
         std::atomic<std::uint64_t> leadership_changes{0};
+        std::atomic<std::uint64_t> elections{0};  // times this node stood as a candidate
+        std::atomic<std::uint64_t> refused_proposals{0};  // RAFT_*_PRESSURE refusals
         std::atomic<std::uint64_t> entries_kept_bytes{0};
     };
     // The slot of `group`, made on first use (at start, before any scrape

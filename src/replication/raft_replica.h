@@ -111,6 +111,12 @@ struct raft_options {
     // Entries kept before a snapshot for followers that are a little behind;
     // one further behind gets the snapshot.
     unsigned trailing = 1024;
+    // A leader refuses proposals (raft_group_log) while this many entries are
+    // written but not committed (RAFT_UNCOMMITTED_BACKPRESSURE: no majority
+    // keeps up), or while its log holds this many bytes in memory
+    // (RAFT_LOG_PRESSURE: a follower far behind, no snapshot taken yet).
+    std::uint64_t max_uncommitted_entries = 8192;
+    std::uint64_t max_log_bytes_kept = std::uint64_t{512} << 20;
 };
 
 class raft_replica {

@@ -15,7 +15,7 @@ after(async () => { await srv.stop(); });
 // Sends `head` on a fresh socket and collects what arrives within `ms`.
 function rawExchange(head, { ms = 1500 } = {}) {
     return new Promise((resolve, reject) => {
-        const socket = net.connect(srv.port, '127.0.0.1');
+        const socket = net.connect(srv.leaderPort, srv.leaderHost);
         let data = '';
         let closed = false;
         socket.on('data', (d) => { data += d.toString('latin1'); });

@@ -42,7 +42,7 @@ test('ext 11: 404 STREAM_NOT_FOUND for GET, POST, DELETE on a missing stream, wi
 
 test('ext 11: HEAD errors carry Content-Type application/json and no body (raw socket)', async () => {
     const url = new URL(await makeStream());
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
     try {
         // A HEAD 404, a HEAD 400 and a GET after them on one connection: if a
         // HEAD answer carried body bytes, the next status line would not follow.
@@ -212,7 +212,7 @@ test('ext 2.4 / 11: Stream-Incarnation precondition: 412 INCARNATION_MISMATCH an
 test('ext 11: a header that may appear once is refused when repeated (400 INVALID_HEADER, raw socket)', async () => {
     const url = new URL(await makeStream());
     const before = await snapshot(url.href);
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
     try {
         const req = Buffer.from(
             `POST ${url.pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n` +

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer } from './lib/server.mjs';
+import { notOnCluster, startServer } from './lib/server.mjs';
 import { uniq, expectError, sleep } from './lib/http.mjs';
 
 let srv;
@@ -128,7 +128,8 @@ function newestCheckpointTime(dir) {
     return newest;
 }
 
-test('base 4.2: forks, soft-deleted sources and their collection survive kill -9, from the WAL and from checkpoints', async () => {
+test('base 4.2: forks, soft-deleted sources and their collection survive kill -9, from the WAL and from checkpoints',
+     { skip: notOnCluster('restarts one node on a data dir the test owns') }, async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dstream-forks-'));
     let dur = await startServer({ memory: false, dataDir });
     try {

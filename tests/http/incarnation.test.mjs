@@ -502,7 +502,7 @@ test('ext 2.4: a producer write with a matching Stream-Incarnation applies with 
 test('ext 2.4: an empty Stream-Incarnation answers 400 (raw socket)', async () => {
     const { url, token } = await create('abc');
     const path = new URL(url).pathname;
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
     try {
         await conn.write(rawRequest('GET', `${path}?offset=-1`, { headers: { 'Stream-Incarnation': '' } }));
         const get = await conn.readResponse();
@@ -514,7 +514,7 @@ test('ext 2.4: an empty Stream-Incarnation answers 400 (raw socket)', async () =
     const before = await snapshot(url);
     for (const [method, opts] of [['POST', { headers: { 'Content-Type': 'application/octet-stream', 'Stream-Incarnation': '' }, body: 'x' }],
                                   ['DELETE', { headers: { 'Stream-Incarnation': '' } }]]) {
-        const c = await RawConn.open(srv.port);
+        const c = await RawConn.open(srv.leaderPort, srv.leaderHost);
         try {
             await c.write(rawRequest(method, path, opts));
             const res = await c.readResponse();
@@ -542,7 +542,7 @@ test('ext 2.4: Stream-Incarnation sent twice answers 400, even with the right to
             (ct ? 'Content-Type: application/octet-stream\r\n' : '') +
             `Stream-Incarnation: ${token}\r\nStream-Incarnation: ${token}\r\n` +
             (body !== null ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : '') + '\r\n' + (body ?? '');
-        const conn = await RawConn.open(srv.port);
+        const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
         try {
             await conn.write(bytes);
             const res = await conn.readResponse({ noBody: method === 'HEAD' });

@@ -25,7 +25,7 @@ async function makeStream(body = 'seed') {
 // Sends only the head of a request announcing `length` body bytes and
 // returns the answer that arrives without any body being sent.
 async function headOnlyAnswer(method, path, length, extra = {}) {
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.port, srv.host);
     try {
         await conn.write(rawRequest(method, path, {
             headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(length), ...extra },
@@ -97,7 +97,7 @@ test('ext 10: a body of exactly 33554432 bytes is accepted', async () => {
 test('ext 10: a chunked body that crosses the limit is refused (413 or a reset) and nothing is committed', async () => {
     const url = new URL(await makeStream());
     const before = await snapshot(url.href);
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
     let res = null;
     try {
         await conn.write(rawRequest('POST', url.pathname, {
@@ -129,7 +129,7 @@ test('ext 10: a chunked body that crosses the limit is refused (413 or a reset) 
 
 test('RFC 9110 10.1.1: Expect: 100-continue gets "HTTP/1.1 100 Continue" before the body, then the normal answer', async () => {
     const url = new URL(await makeStream(''));
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
     try {
         await conn.write(rawRequest('POST', url.pathname, {
             headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': '5', Expect: '100-continue' },

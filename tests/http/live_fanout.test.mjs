@@ -184,7 +184,7 @@ function chunksOf(buf, from) {
 test('live fan-out: the updates queued for a reader whose socket was full go out together, fewer writes than updates', async () => {
     const url = `${srv.url}/fan-bkt/${uniq('coalesced')}`;
     await create(url, 'text/plain');
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.port, srv.host);
     await conn.write(rawRequest('GET', `${new URL(url).pathname}?offset=now&live=sse`));
     await conn.waitFor(() => conn.buf.includes('"upToDate":true'));
     conn.socket.pause();

@@ -540,7 +540,7 @@ test('ext 5.3: every producer 403 carries Producer-Epoch and exactly one Produce
     ];
     let seen403 = 0;
     for (const headers of requests) {
-        const conn = await RawConn.open(srv.port);
+        const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
         try {
             await conn.write(rawRequest('POST', path, { headers: { 'Content-Type': 'application/octet-stream', ...headers }, body: 'zz' }));
             const res = await conn.readResponse();
@@ -630,7 +630,7 @@ test('ext 5.3: a producer header or Producer-Digest sent twice answers 400, noth
     ];
     const before = await snapshot(url);
     for (const lines of cases) {
-        const conn = await RawConn.open(srv.port);
+        const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
         try {
             await conn.write(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n` +
                              `${lines.join('\r\n')}\r\nContent-Length: 1\r\n\r\nx`);

@@ -24,7 +24,7 @@ async function create(body = 'hello', type = 'text/plain') {
 // Sends one raw request on a fresh connection: fetch would normalise some
 // targets and never sends two Host lines.
 async function raw(bytes) {
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.port, srv.host);
     try {
         await conn.write(bytes);
         const res = await conn.readResponse();
@@ -154,7 +154,7 @@ test('immutable-reads: a producer write with the earlier query form is refused b
     const first = await fetch(s.url, { method: 'POST', headers: producer, body: 'a' });
     assert.equal(first.status, 200);
     const path = s.url.split('/').slice(3).join('/');
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.leaderPort, srv.leaderHost);
     try {
         await conn.write(rawRequest('POST', `/${path}?incarnation=${s.token}`, {
             headers: { ...producer, 'Content-Length': '1', Expect: '100-continue' } }));

@@ -716,7 +716,7 @@ test('ext 2.2, 10: a 32 MiB snapshot is accepted; one byte more answers 413 REQU
     assert.ok(Buffer.from(await back.arrayBuffer()).equals(body.subarray(32 * MiB - 100)));
     // One byte more: the server answers from the head (and closes), so the
     // request goes over a raw connection that sends the head only.
-    const conn = await RawConn.open(srv.port);
+    const conn = await RawConn.open(srv.port, srv.host);
     try {
         const target = new URL(`${url}/snapshot/${next}`).pathname;
         await conn.write(rawRequest('PUT', target, {

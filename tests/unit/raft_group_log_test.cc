@@ -3,7 +3,8 @@
 // io_context with real timers: an election, replication to every replica in
 // order, a leadership proof (a barrier) for a linearizable read on the
 // leader and a refusal naming the leader on a follower, and a new leader
-// once the old one is cut off, whose proof the old one can no longer give.
+// once the old one is cut off, whose proof the old one can no longer give;
+// a follower's read index, and a leader's bound on writes no majority took.
 #include "replication/raft_group_log.h"
 
 #include <chrono>
@@ -129,6 +130,19 @@ protected:
         return out.value_or(std::make_pair(log::leadership{}, false));
     }
 
+    // The outcome of a read index asked on `r` (catch_up), and how many
+    // entries `r` had applied when it completed.
+    std::pair<bool, std::size_t> catch_up(replica& r) {
+        std::optional<std::pair<bool, std::size_t>> out;
+        asio::post(r.strand, [&] {
+            r.log->catch_up([&](const log::leadership&, bool confirmed) {
+                out.emplace(confirmed, r.listener.applied.size());
+            });
+        });
+        EXPECT_TRUE(run_until([&] { return out.has_value(); }));
+        return out.value_or(std::make_pair(false, std::size_t{0}));
+    }
+
     asio::io_context io;
     local_network network;
     std::vector<std::unique_ptr<replica>> replicas;
@@ -197,6 +211,68 @@ TEST_F(ThreeVoters, ALeaderCutOffIsReplacedAndCanNoLongerProveItLeads) {
         return !old.listener.applied.empty() && old.listener.applied.back() == "after the change";
     }));
     EXPECT_FALSE(old.listener.leadership.leads());
+}
+
+TEST_F(ThreeVoters, AFollowerThatCaughtUpHasAppliedEverythingTheLeaderHadCommitted) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    replica* f = nullptr;
+    for (auto& r : replicas) {
+        if (r.get() != &l) f = r.get();
+    }
+    ASSERT_TRUE(run_until([&] { return f->listener.leadership.leader == node_of(&l); }));
+    for (int round = 0; round < 10; ++round) {
+        // Committed on the leader (applied there), not yet told to the follower.
+        std::optional<std::size_t> committed;
+        asio::post(l.strand, [&] {
+            for (int i = 0; i < 5; ++i) l.log->propose("r" + std::to_string(round) + "-" + std::to_string(i));
+        });
+        ASSERT_TRUE(run_until([&] { return l.listener.applied.size() >= std::size_t(5 * (round + 1)); }));
+        committed = l.listener.applied.size();
+        const auto [caught_up, applied] = catch_up(*f);
+        EXPECT_TRUE(caught_up);
+        EXPECT_GE(applied, *committed) << "round " << round;
+    }
+}
+
+TEST_F(ThreeVoters, AFollowerCutOffFromItsLeaderCannotCatchUp) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    replica* f = nullptr;
+    for (auto& r : replicas) {
+        if (r.get() != &l) f = r.get();
+    }
+    ASSERT_TRUE(run_until([&] { return f->listener.leadership.leader == node_of(&l); }));
+    network.isolate(node_of(f));
+    EXPECT_FALSE(catch_up(*f).first);
+}
+
+TEST_F(ThreeVoters, ALeaderWithoutAMajorityRefusesProposalsPastItsUncommittedBound) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    for (auto& r : replicas) {
+        if (r.get() != &l) network.isolate(node_of(r.get()));
+    }
+    const std::size_t bound = raft_options{}.max_uncommitted_entries;
+    std::size_t accepted = 0, refused = 0;
+    std::optional<error> refusal;
+    bool done = false;
+    asio::post(l.strand, [&] {
+        for (std::size_t i = 0; i < bound + 10; ++i) {
+            const log::proposal p = l.log->propose("w");
+            if (p.what == log::proposal::outcome::accepted) ++accepted;
+            if (p.what == log::proposal::outcome::refused) {
+                ++refused;
+                refusal = p.refusal;
+            }
+        }
+        done = true;
+    });
+    ASSERT_TRUE(run_until([&] { return done; }));
+    EXPECT_LE(accepted, bound);
+    EXPECT_GE(refused, 10u);
+    ASSERT_TRUE(refusal.has_value());
+    EXPECT_EQ(refusal->code, protocol::error_code::raft_uncommitted_backpressure);
 }
 
 }  // namespace

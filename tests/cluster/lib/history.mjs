@@ -53,3 +53,47 @@ export function checkHistory(text, writers, { limit = 20 } = {}) {
     }
     return problems.slice(0, limit);
 }
+
+// Problems of one read of a stream (the bytes `text`, read while the writers
+// went on): as checkHistory, except that a writer's later writes may be
+// missing, not the ones it had acknowledged before the read began.
+// `ackedAtStart[i]` is writers[i].acked when the read's first request was
+// sent, `bound[i]` the most writes of writers[i] the stream could hold when
+// its last answer came (its acknowledged ones, plus the one in flight).
+// The read must hold, for each writer, its seqs 0 .. k-1 in order, each once,
+// with ackedAtStart[i] <= k <= bound[i]: a linearizable read reflects every
+// write acknowledged before it started.
+export function checkRead(text, writers, ackedAtStart, bound, { limit = 20 } = {}) {
+    const problems = [];
+    const index = new Map(writers.map((w, i) => [String(w.name), i]));
+    const seen = writers.map(() => []);
+    if (text.length && !text.endsWith(';')) problems.push(`the read ends inside a body: ...${JSON.stringify(text.slice(-40))}`);
+    const parts = text.split(';');
+    parts.pop();
+    for (const [i, t] of parts.entries()) {
+        const m = /^w([^-;]+)-(\d+)$/.exec(t);
+        if (!m || !index.has(m[1])) {
+            problems.push(`body ${i} ${JSON.stringify(t.slice(0, 40))} was written by no writer of this stream`);
+            continue;
+        }
+        seen[index.get(m[1])].push(Number(m[2]));
+    }
+    for (const [i, w] of writers.entries()) {
+        const seqs = seen[i];
+        for (let k = 0; k < seqs.length; k++) {
+            if (seqs[k] !== k) {
+                const dup = seqs.indexOf(seqs[k]) !== k;
+                problems.push(`writer ${w.name}: position ${k} holds seq ${seqs[k]}` +
+                              (dup ? ' a second time (duplicate)' : ' (out of order or a seq lost before it)'));
+                break;
+            }
+        }
+        if (seqs.length < ackedAtStart[i]) {
+            problems.push(`writer ${w.name}: ${ackedAtStart[i]} writes acknowledged before the read began, ` +
+                          `${seqs.length} in it (stale read: seqs ${seqs.length}..${ackedAtStart[i] - 1} missing)`);
+        } else if (seqs.length > bound[i]) {
+            problems.push(`writer ${w.name}: ${seqs.length} writes in the read, at most ${bound[i]} possible`);
+        }
+    }
+    return problems.slice(0, limit);
+}

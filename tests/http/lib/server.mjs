@@ -7,6 +7,9 @@
 // The binary comes from env DSTREAM_BIN (ctest sets it to the built target).
 // The server listens on a free 127.0.0.1 port with a fresh temp --data-dir and
 // --memory; startServer() returns once it answers HTTP.
+//
+// DSTREAM_TEST_CLUSTER=1 (tests/cluster/http_suite.sh) puts a 3-node cluster
+// behind startServer() instead: see clusterServer() below.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, existsSync, appendFileSync } from 'node:fs';
 import net from 'node:net';
@@ -120,6 +123,10 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
         dataDir: dir,
         host: '127.0.0.1',
         port,
+        // Where a client that follows no redirect (a raw socket) sends what a
+        // cluster's follower would redirect: here the server itself.
+        leaderHost: '127.0.0.1',
+        leaderPort: port,
         pid: child.pid,
         log: () => log,
         alive: () => exited === null,
@@ -177,7 +184,9 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
 // `memory: false` runs the durable default, `memory: true` a memory node
 // whatever the suite's configuration; `dataDir` keeps the data in a
 // directory the caller owns; `fileLimit` caps the server's descriptors.
-export async function startServer({ extraArgs = [], memory = !suiteDurable, dataDir, fileLimit } = {}) {
+export async function startServer({ extraArgs = [], memory, dataDir, fileLimit } = {}) {
+    if (onCluster) return clusterServer({ extraArgs, memory, dataDir, fileLimit });
+    memory ??= !suiteDurable;
     const bin = serverBinary();
     let last = '';
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -186,4 +195,132 @@ export async function startServer({ extraArgs = [], memory = !suiteDurable, data
         last = r.failed;
     }
     throw new Error(`could not start ${bin}: ${last}`);
+}
+
+// ------------------------------------------------------------------ cluster mode
+//
+// DSTREAM_TEST_CLUSTER=1, under tests/s3/with_s3rver.sh: startServer() starts
+// a 3-node cluster of one group (tests/cluster/lib/cluster.mjs: durable
+// nodes, the cold store in the s3rver bucket) and answers an object of the
+// same shape whose url, host and port are a follower's, so that every write
+// is redirected (307) to the leader and reads are the follower's own or
+// redirected. The global fetch follows 307/308 with any body
+// (tests/conformance/follow_redirects.mjs, installed once), as a client of a
+// cluster must; raw sockets (RawConn) see the 307s themselves.
+//
+// What each member means on a cluster:
+//   url host port     the follower's
+//   leaderHost leaderPort   the group's leader when the cluster started, for
+//                     raw sockets, which follow no redirect (a single server:
+//                     its own host and port)
+//   dataDir           the follower's data dir (the cold store is shared:
+//                     coldObjects() of lib/files.mjs finds the cluster's
+//                     prefix in DSTREAM_TEST_SERVER_ARGS, set here)
+//   stop()            stops every node
+//   log()             every node's last output, one after the other
+//   alive()           whether every node runs
+//   crashAndRestart() SIGKILLs every node and starts them again on the same
+//                     addresses and data dirs (the whole cluster crashes);
+//                     the returned object talks to a follower again
+//   signal() waitExit() restart()   throw: a signal to, or the exit of, one
+//                     process is single-node machinery; such tests are
+//                     skipped with `skip: notOnCluster(why)`
+// startServer() throws for what a cluster cannot be: `memory: true` (a
+// cluster node is durable), `dataDir` (each node has its own), `fileLimit`.
+// `extraArgs` go to every node. DSTREAM_TEST_SERVER_ARGS from the
+// environment is not used (the harness gives the cold store).
+export const onCluster = process.env.DSTREAM_TEST_CLUSTER === '1';
+
+// For a test's options: `{ skip: notOnCluster('why') }` skips it, with the
+// reason, in cluster mode only.
+export function notOnCluster(why) {
+    return onCluster ? `not on a cluster: ${why}` : false;
+}
+
+let clusterLib = null;
+async function clusterLibrary() {
+    if (clusterLib) return clusterLib;
+    const lib = await import('../../cluster/lib/cluster.mjs');
+    const { followRedirects } = await import('../../conformance/follow_redirects.mjs');
+    followRedirects();
+    clusterLib = lib;
+    return lib;
+}
+
+function notOnClusterError(what) {
+    return new Error(`${what}: not on a cluster (DSTREAM_TEST_CLUSTER=1); ` +
+                     'mark the test `skip: notOnCluster(...)` (lib/server.mjs) or leave its file out of ' +
+                     'tests/cluster/http_suite.sh');
+}
+
+// The answer of startServer() around a running, ready cluster of one group.
+async function throughFollower(cluster) {
+    const leader = await cluster.leaderOf(0);
+    const follower = cluster.nodes.find((n) => n.id !== leader.id);
+    // coldObjects() and objectsBeingWritten() (lib/files.mjs) read the
+    // suite's cold store from here; the newest cluster's prefix wins.
+    process.env.DSTREAM_TEST_SERVER_ARGS =
+        `--cold-store s3://${cluster.s3.bucket}/${cluster.s3.prefix} --s3-endpoint ${cluster.s3.endpoint}`;
+    let stopped = false;
+    const self = {
+        url: follower.url,
+        host: follower.httpHost,
+        port: follower.httpPort,
+        leaderHost: leader.node.httpHost,
+        leaderPort: leader.node.httpPort,
+        dataDir: follower.dataDir,
+        pid: follower.child.pid,
+        cluster,
+        leaderId: leader.id,
+        followerId: follower.id,
+        log: () => cluster.nodes.map((n) => `--- node ${n.id}${n.id === leader.id ? ' (leader)' : ''}` +
+                                            `${n === follower ? ' (the follower the tests talk to)' : ''}\n${n.log()}`)
+            .join('\n'),
+        alive: () => cluster.nodes.every((n) => n.alive()),
+        async stop() {
+            if (stopped) return;
+            stopped = true;
+            // Whether the file really went through a follower: said, not failed
+            // (an election on a loaded machine is no fault of the tests).
+            try {
+                const now = await cluster.leaderOf(0, { timeoutMs: 2000 });
+                if (now.id === follower.id) {
+                    console.error(`cluster mode: node ${follower.id}, the follower the tests talked to, ` +
+                                  `became the leader (term ${now.term}) during the file`);
+                }
+            } catch { /* no agreed leader: nothing to say */ }
+            await cluster.stop();
+        },
+        signal() { throw notOnClusterError('signal()'); },
+        async waitExit() { throw notOnClusterError('waitExit()'); },
+        async restart() { throw notOnClusterError('restart()'); },
+        async crashAndRestart() {
+            stopped = true;
+            await Promise.all(cluster.nodes.map((n) => n.kill9()));
+            await Promise.all(cluster.nodes.map((n) => n.restart()));
+            await cluster.waitReady();
+            return throughFollower(cluster);
+        },
+    };
+    return self;
+}
+
+let clusterCount = 0;
+async function clusterServer({ extraArgs, memory, dataDir, fileLimit }) {
+    if (memory === true) throw notOnClusterError('startServer({memory: true})');
+    if (dataDir !== undefined) throw notOnClusterError('startServer({dataDir})');
+    if (fileLimit !== undefined) throw notOnClusterError('startServer({fileLimit})');
+    const { startCluster } = await clusterLibrary();
+    // Each cluster is a deployment of its own, with an id of its own
+    // (Ursula-Cluster-Id, ext 10).
+    clusterCount += 1;
+    const clusterId = `http-${process.pid}-${clusterCount}`;
+    const cluster = await startCluster({ nodes: 3, groups: 1, extraArgs, clusterId });
+    try {
+        await cluster.waitReady();
+        return await throughFollower(cluster);
+    } catch (e) {
+        await cluster.stop();
+        throw e;
+    }
 }
