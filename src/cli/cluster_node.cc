@@ -29,18 +29,6 @@ replication::peer_network_options network_options(const runtime::cluster_map& ma
     return o;
 }
 
-std::string_view role_name(std::uint32_t role) {
-    switch (static_cast<log::role>(role)) {
-        case log::role::leader:
-            return "leader";
-        case log::role::candidate:
-            return "candidate";
-        case log::role::follower:
-            break;
-    }
-    return "follower";
-}
-
 constexpr auto hand_over_poll = std::chrono::milliseconds(20);
 
 }  // namespace
@@ -126,7 +114,7 @@ std::string cluster_node::cluster_json() const {
         groups.push_back({
             {"group", h.group},
             {"voters", voters(h.group)},
-            {"role", role_name(slot.role.load(std::memory_order_relaxed))},
+            {"role", log::name(static_cast<log::role>(slot.role.load(std::memory_order_relaxed)))},
             {"term", slot.term.load(std::memory_order_relaxed)},
             {"leader", slot.leader.load(std::memory_order_relaxed)},
             {"commit", slot.commit_index.load(std::memory_order_relaxed)},

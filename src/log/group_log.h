@@ -22,6 +22,19 @@ namespace dstream::log {
 
 enum class role : std::uint8_t { follower, candidate, leader };
 
+// "follower", "candidate", "leader": for logs and status pages.
+constexpr std::string_view name(role r) {
+    switch (r) {
+        case role::leader:
+            return "leader";
+        case role::candidate:
+            return "candidate";
+        case role::follower:
+            break;
+    }
+    return "follower";
+}
+
 // Who leads the group, as far as this node knows.
 struct leadership {
     role what = role::follower;

@@ -14,10 +14,12 @@
 //
 //   tests/s3/with_s3rver.sh node --test tests/cluster/basic.test.mjs   (DSTREAM_BIN set)
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 
 import { RawConn, rawRequest, uniq } from '../http/lib/http.mjs';
-import { append, createStream, readAll, readLocal, sleep, startCluster } from './lib/cluster.mjs';
+import { append, createStream, readAll, readLocal, serverBinary, sleep, startCluster } from './lib/cluster.mjs';
 
 const CLUSTER_ID = 'test-cluster';
 const GROUPS = 8;
@@ -51,6 +53,29 @@ describe('3 nodes, 3 replicas', () => {
         const follower = c.nodes.find((n) => n.id !== l.id);
         return { path, group, leader: l.node, follower, term: l.term };
     }
+
+    test('dstream cluster status: every group with its leader and term, every replica\'s commit/applied, as JSON and as a table', async () => {
+        const run = promisify(execFile);
+        const { stdout } = await run(serverBinary(), ['cluster', 'status', c.nodes[1].url, '--json']);
+        const status = JSON.parse(stdout);
+        assert.equal(status.cluster_id, CLUSTER_ID);
+        assert.deepEqual(status.nodes.map((n) => n.node), c.nodes.map((n) => n.id));
+        for (const n of status.nodes) {
+            assert.equal(n.status.groups.length, GROUPS, `node ${n.node} lists every group it hosts`);
+            for (const g of n.status.groups) {
+                assert.ok(g.commit >= 1 && g.applied >= 1, `node ${n.node} group ${g.group}: ${JSON.stringify(g)}`);
+            }
+        }
+        const table = (await run(serverBinary(), ['cluster', 'status', c.nodes[0].url])).stdout;
+        for (let g = 0; g < GROUPS; g++) {
+            const l = await c.leaderOf(g);
+            const row = table.split('\n').find((line) => line.trim().startsWith(`${g} `));
+            assert.ok(row, `group ${g} in:\n${table}`);
+            const [, leader, term] = row.trim().split(/\s+/);
+            assert.equal(Number(leader), l.id, `group ${g}'s leader in:\n${table}`);
+            assert.equal(Number(term), l.term, `group ${g}'s term in:\n${table}`);
+        }
+    });
 
     test('every node answers /__ursula/ready 200 with Ursula-Cluster-Id', async () => {
         for (const n of c.nodes) {

@@ -3,21 +3,6 @@
 #include <fmt/format.h>
 
 namespace dstream::sim {
-namespace {
-
-const char* role_name(log::role r) {
-    switch (r) {
-        case log::role::leader:
-            return "leader";
-        case log::role::candidate:
-            return "candidate";
-        case log::role::follower:
-            break;
-    }
-    return "follower";
-}
-
-}  // namespace
 
 sim_log::sim_log(setup s, group_disk& disk, replication::raft_transport& transport,
                  event_queue& events, checker& check, const tracer& trace)
@@ -137,7 +122,7 @@ void sim_log::applied_through(std::uint64_t index) {
 
 void sim_log::leadership_changed(const log::leadership& now) {
     _trace("n{} g{}: {} term {} leader n{} (log {}..{}, commit {})", _node, _group,
-           role_name(now.what), now.term, now.leader, _disk.view().base_index() + 1,
+           log::name(now.what), now.term, now.leader, _disk.view().base_index() + 1,
            _disk.view().last_index(), _replica.commit_index());
     _check.leadership(_node, _group, now, _disk.view());
     if (!now.leads() && !_confirming.empty()) {

@@ -130,6 +130,12 @@ protected:
         return out.value_or(std::make_pair(log::leadership{}, false));
     }
 
+    replica* follower_of(const replica& l) {
+        for (auto& r : replicas) {
+            if (r.get() != &l) return r.get();
+        }
+        return nullptr;
+    }
     // The outcome of a read index asked on `r` (catch_up), and how many
     // entries `r` had applied when it completed.
     std::pair<bool, std::size_t> catch_up(replica& r) {
@@ -216,10 +222,7 @@ TEST_F(ThreeVoters, ALeaderCutOffIsReplacedAndCanNoLongerProveItLeads) {
 TEST_F(ThreeVoters, AFollowerThatCaughtUpHasAppliedEverythingTheLeaderHadCommitted) {
     ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
     replica& l = *leader();
-    replica* f = nullptr;
-    for (auto& r : replicas) {
-        if (r.get() != &l) f = r.get();
-    }
+    replica* f = follower_of(l);
     ASSERT_TRUE(run_until([&] { return f->listener.leadership.leader == node_of(&l); }));
     for (int round = 0; round < 10; ++round) {
         // Committed on the leader (applied there), not yet told to the follower.
@@ -238,10 +241,7 @@ TEST_F(ThreeVoters, AFollowerThatCaughtUpHasAppliedEverythingTheLeaderHadCommitt
 TEST_F(ThreeVoters, AFollowerCutOffFromItsLeaderCannotCatchUp) {
     ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
     replica& l = *leader();
-    replica* f = nullptr;
-    for (auto& r : replicas) {
-        if (r.get() != &l) f = r.get();
-    }
+    replica* f = follower_of(l);
     ASSERT_TRUE(run_until([&] { return f->listener.leadership.leader == node_of(&l); }));
     network.isolate(node_of(f));
     EXPECT_FALSE(catch_up(*f).first);

@@ -16,33 +16,44 @@ export function newWriter(name, stream) {
 // Problems of the bytes `text` of one stream written by `writers` (records of
 // newWriter() whose `stream` is this one): a list of strings, empty when the
 // history is right.
-export function checkHistory(text, writers, { limit = 20 } = {}) {
+// The bodies of `text`, by writer: each writer's seqs in stream order, and
+// the problems of bodies no writer of `writers` wrote or a cut last body.
+function seqsByWriter(text, writers, what) {
     const problems = [];
-    const byName = new Map(writers.map((w) => [String(w.name), w]));
-    const seen = new Map();  // writer name -> seqs in stream order
-    if (text.length && !text.endsWith(';')) problems.push(`the stream ends inside a body: ...${JSON.stringify(text.slice(-40))}`);
+    const seen = new Map(writers.map((w) => [String(w.name), []]));
+    if (text.length && !text.endsWith(';')) problems.push(`the ${what} ends inside a body: ...${JSON.stringify(text.slice(-40))}`);
     const parts = text.split(';');
     parts.pop();
     for (const [i, t] of parts.entries()) {
         const m = /^w([^-;]+)-(\d+)$/.exec(t);
-        if (!m || !byName.has(m[1])) {
+        if (!m || !seen.has(m[1])) {
             problems.push(`body ${i} ${JSON.stringify(t.slice(0, 40))} was written by no writer of this stream`);
             continue;
         }
-        if (!seen.has(m[1])) seen.set(m[1], []);
         seen.get(m[1]).push(Number(m[2]));
     }
-    for (const w of writers) {
-        const seqs = seen.get(String(w.name)) ?? [];
-        const allowed = w.acked + (w.inDoubt === w.acked ? 1 : 0);
-        for (let k = 0; k < seqs.length; k++) {
-            if (seqs[k] !== k) {
-                const dup = seqs.indexOf(seqs[k]) !== k;
-                problems.push(`writer ${w.name}: position ${k} holds seq ${seqs[k]}` +
-                              (dup ? ' a second time (duplicate)' : ' (out of order or a seq lost before it)'));
-                break;
-            }
+    return { seen, problems };
+}
+
+// Whether `seqs` is 0, 1, 2, ... once each; else the problem.
+function orderProblem(name, seqs) {
+    for (let k = 0; k < seqs.length; k++) {
+        if (seqs[k] !== k) {
+            const dup = seqs.indexOf(seqs[k]) !== k;
+            return `writer ${name}: position ${k} holds seq ${seqs[k]}` +
+                   (dup ? ' a second time (duplicate)' : ' (out of order or a seq lost before it)');
         }
+    }
+    return null;
+}
+
+export function checkHistory(text, writers, { limit = 20 } = {}) {
+    const { seen, problems } = seqsByWriter(text, writers, 'stream');
+    for (const w of writers) {
+        const seqs = seen.get(String(w.name));
+        const allowed = w.acked + (w.inDoubt === w.acked ? 1 : 0);
+        const order = orderProblem(w.name, seqs);
+        if (order) problems.push(order);
         if (seqs.length < w.acked) {
             problems.push(`writer ${w.name}: ${w.acked} writes acknowledged, ${seqs.length} in the stream ` +
                           `(lost: seqs ${seqs.length}..${w.acked - 1} missing or misplaced)`);
@@ -64,30 +75,11 @@ export function checkHistory(text, writers, { limit = 20 } = {}) {
 // with ackedAtStart[i] <= k <= bound[i]: a linearizable read reflects every
 // write acknowledged before it started.
 export function checkRead(text, writers, ackedAtStart, bound, { limit = 20 } = {}) {
-    const problems = [];
-    const index = new Map(writers.map((w, i) => [String(w.name), i]));
-    const seen = writers.map(() => []);
-    if (text.length && !text.endsWith(';')) problems.push(`the read ends inside a body: ...${JSON.stringify(text.slice(-40))}`);
-    const parts = text.split(';');
-    parts.pop();
-    for (const [i, t] of parts.entries()) {
-        const m = /^w([^-;]+)-(\d+)$/.exec(t);
-        if (!m || !index.has(m[1])) {
-            problems.push(`body ${i} ${JSON.stringify(t.slice(0, 40))} was written by no writer of this stream`);
-            continue;
-        }
-        seen[index.get(m[1])].push(Number(m[2]));
-    }
+    const { seen, problems } = seqsByWriter(text, writers, 'read');
     for (const [i, w] of writers.entries()) {
-        const seqs = seen[i];
-        for (let k = 0; k < seqs.length; k++) {
-            if (seqs[k] !== k) {
-                const dup = seqs.indexOf(seqs[k]) !== k;
-                problems.push(`writer ${w.name}: position ${k} holds seq ${seqs[k]}` +
-                              (dup ? ' a second time (duplicate)' : ' (out of order or a seq lost before it)'));
-                break;
-            }
-        }
+        const seqs = seen.get(String(w.name));
+        const order = orderProblem(w.name, seqs);
+        if (order) problems.push(order);
         if (seqs.length < ackedAtStart[i]) {
             problems.push(`writer ${w.name}: ${ackedAtStart[i]} writes acknowledged before the read began, ` +
                           `${seqs.length} in it (stale read: seqs ${seqs.length}..${ackedAtStart[i] - 1} missing)`);
