@@ -39,80 +39,85 @@ if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json
     npm ci --no-audit --no-fund --loglevel=error
 fi
 
+# Starts "$BIN serve" on a free port of 127.0.0.1 and sets URL; the EXIT trap
+# stops it and removes its directory.
+start_server() {
+    # Ask the kernel for a free port. There is a small window between closing this
+    # socket and the server binding it; the readiness check below catches a loss.
+    PORT=$(node -e '
+    const s = require("net").createServer();
+    s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });
+    ')
+    [[ "$PORT" =~ ^[0-9]+$ ]] || { echo "conformance: could not pick a free port (got '$PORT')" >&2; exit 1; }
+
+    DIR=$(mktemp -d "${TMPDIR:-/tmp}/dstream-conformance.XXXXXX")
+    LOG="$DIR/server.log"
+    SERVER_PID=""
+
+    # shellcheck disable=SC2317  # invoked from the EXIT trap
+    cleanup() {
+        local rc=$?
+        if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+            kill -TERM "$SERVER_PID" 2>/dev/null || true
+            for _ in $(seq 50); do
+                kill -0 "$SERVER_PID" 2>/dev/null || break
+                sleep 0.1
+            done
+            kill -KILL "$SERVER_PID" 2>/dev/null || true
+            wait "$SERVER_PID" 2>/dev/null || true
+        fi
+        if [[ $rc -ne 0 && -e "$LOG" ]]; then
+            if [[ -s "$LOG" ]]; then
+                echo "conformance: last 50 lines of the server log:" >&2
+                tail -n 50 "$LOG" >&2 || true
+            else
+                echo "conformance: the server log is empty" >&2
+            fi
+        fi
+        rm -rf "$DIR"
+        exit "$rc"
+    }
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+
+    ARGS=(serve --listen "127.0.0.1:$PORT" --data-dir "$DIR/data")
+    [[ "$MODE" == memory ]] && ARGS+=(--memory)
+    # shellcheck disable=SC2206
+    [[ -n "${DSTREAM_EXTRA_ARGS:-}" ]] && ARGS+=($DSTREAM_EXTRA_ARGS)
+
+    mkdir -p "$DIR/data"
+    echo "conformance: starting $BIN ${ARGS[*]} ($MODE mode)"
+    "$BIN" "${ARGS[@]}" >"$LOG" 2>&1 &
+    SERVER_PID=$!
+
+    URL="http://127.0.0.1:$PORT"
+    now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
+    deadline=$(($(now_us) + 10000000))
+    until curl -s -o /dev/null --max-time 1 "$URL/"; do
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            set +e
+            wait "$SERVER_PID"
+            status=$?
+            set -e
+            SERVER_PID=""
+            echo "conformance: server exited with status $status before answering on $URL" >&2
+            exit 1
+        fi
+        if (($(now_us) >= deadline)); then
+            echo "conformance: server did not answer on $URL within 10 s" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
+    echo "conformance: server is up at $URL (pid $SERVER_PID)"
+}
+
 if [[ "$MODE" == external ]]; then
     URL=$DSTREAM_URL
     echo "conformance: against the server at $URL"
 else
-# Ask the kernel for a free port. There is a small window between closing this
-# socket and the server binding it; the readiness check below catches a loss.
-PORT=$(node -e '
-const s = require("net").createServer();
-s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });
-')
-[[ "$PORT" =~ ^[0-9]+$ ]] || { echo "conformance: could not pick a free port (got '$PORT')" >&2; exit 1; }
-
-DIR=$(mktemp -d "${TMPDIR:-/tmp}/dstream-conformance.XXXXXX")
-LOG="$DIR/server.log"
-SERVER_PID=""
-
-# shellcheck disable=SC2317  # invoked from the EXIT trap
-cleanup() {
-    local rc=$?
-    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        for _ in $(seq 50); do
-            kill -0 "$SERVER_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    if [[ $rc -ne 0 && -e "$LOG" ]]; then
-        if [[ -s "$LOG" ]]; then
-            echo "conformance: last 50 lines of the server log:" >&2
-            tail -n 50 "$LOG" >&2 || true
-        else
-            echo "conformance: the server log is empty" >&2
-        fi
-    fi
-    rm -rf "$DIR"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-ARGS=(serve --listen "127.0.0.1:$PORT" --data-dir "$DIR/data")
-[[ "$MODE" == memory ]] && ARGS+=(--memory)
-# shellcheck disable=SC2206
-[[ -n "${DSTREAM_EXTRA_ARGS:-}" ]] && ARGS+=($DSTREAM_EXTRA_ARGS)
-
-mkdir -p "$DIR/data"
-echo "conformance: starting $BIN ${ARGS[*]} ($MODE mode)"
-"$BIN" "${ARGS[@]}" >"$LOG" 2>&1 &
-SERVER_PID=$!
-
-URL="http://127.0.0.1:$PORT"
-now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
-deadline=$(($(now_us) + 10000000))
-until curl -s -o /dev/null --max-time 1 "$URL/"; do
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        set +e
-        wait "$SERVER_PID"
-        status=$?
-        set -e
-        SERVER_PID=""
-        echo "conformance: server exited with status $status before answering on $URL" >&2
-        exit 1
-    fi
-    if (($(now_us) >= deadline)); then
-        echo "conformance: server did not answer on $URL within 10 s" >&2
-        exit 1
-    fi
-    sleep 0.1
-done
-echo "conformance: server is up at $URL (pid $SERVER_PID)"
-
+    start_server
 fi
 
 # ctest captures the output: keep it free of colour escapes.

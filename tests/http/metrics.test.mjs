@@ -315,7 +315,17 @@ test('metrics: every group reports its Raft log (dstream_raft_*), a sole voter l
         for (let i = 0; i < 5; i += 1) {
             assert.equal((await fetch(url, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'x' })).status, 204);
         }
-        const m = parsePrometheus(await (await fetch(`${node.url}/__ursula/metrics`)).text());
+        // A group updates its gauges once the call into its log returns: the
+        // answer to the last append may leave before that, so the scrape waits.
+        const scrape = async () => parsePrometheus(await (await fetch(`${node.url}/__ursula/metrics`)).text());
+        const settled = (s) => ['0', '1', '2', '3'].every((g) =>
+            value(s, 'dstream_raft_last_index', { group: g }) === value(s, 'dstream_raft_commit_index', { group: g }) &&
+            value(s, 'dstream_raft_applied_index', { group: g }) === value(s, 'dstream_raft_commit_index', { group: g }));
+        let m = await scrape();
+        for (let i = 0; i < 50 && !settled(m); i += 1) {
+            await new Promise((r) => setTimeout(r, 20));
+            m = await scrape();
+        }
         for (const g of ['0', '1', '2', '3']) {
             assert.equal(value(m, 'dstream_raft_role', { group: g }), 2, `group ${g} leads`);
             assert.equal(value(m, 'dstream_raft_leader', { group: g }), 1);
