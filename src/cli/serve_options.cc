@@ -179,7 +179,7 @@ std::vector<config::setting> serve_settings(serve_options& o) {
                                  "--groups comes from the file"));
     table.push_back(config::integer("node_id", o.node_id, 0, 0, 65535, unit::count,
                                     "This node's id in the cluster file (with --cluster)"));
-    table.push_back(config::integer("raft_election_ms", o.raft_election_ms, 500, 50, 60'000,
+    table.push_back(config::integer("raft_election_ms", o.raft_election_ms, 400, 50, 60'000,
                                     unit::count,
                                     "Milliseconds without a leader's message before a follower "
                                     "of a cluster's group starts an election (randomized up to "

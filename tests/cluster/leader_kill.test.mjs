@@ -7,7 +7,7 @@
 // Failover time = the kill -> the first acknowledged write of the group sent
 // after it. Printed, and written as one JSON line `failover: {...}`; the test
 // asserts p50 <= 1000 ms and max <= 3000 ms (the defaults: --raft-election-ms
-// 500, --raft-heartbeat-ms 50). At the end every stream is read with
+// 400, --raft-heartbeat-ms 50). At the end every stream is read with
 // consistency=leader and checked (lib/history.mjs): each acknowledged append
 // present exactly once, in order per writer, nothing else.
 //
