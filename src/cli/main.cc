@@ -159,7 +159,8 @@ int run_serve(const cli::serve_options& opts) {
         std::vector<cli::recovered_log> recovered =
             cli::recover(*engine, *checkpoints, *wal, voters_of);
         engine->attach_logs(
-            cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered, cluster.get()));
+            cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered,
+                          cli::cluster_logs{cluster.get(), &store}));
         wal->start();
         cli::release_checkpointed(*wal, recovered);
         if (cluster) {

@@ -1,5 +1,7 @@
 #include "cli/node_logs.h"
 
+#include <fmt/format.h>
+
 #include "replication/memory_group_disk.h"
 #include "replication/raft_group_log.h"
 #include "replication/wal_group_disk.h"
@@ -38,14 +40,17 @@ std::vector<std::uint64_t> single_node_voters(std::uint32_t /*group*/) { return 
 
 service::log_factory wal_logs(log::node_wal& wal, log::checkpoint_files& checkpoints,
                               boost::asio::any_io_executor io,
-                              std::vector<recovered_log>& recovered, cluster_node* cluster) {
-    return [&wal, &checkpoints, io, &recovered, cluster](std::size_t i,
-                                                         const service::group_strand& strand)
+                              std::vector<recovered_log>& recovered, cluster_logs in) {
+    return [&wal, &checkpoints, io, &recovered, in](std::size_t i,
+                                                    const service::group_strand& strand)
                -> std::unique_ptr<log::group_log> {
+        cluster_node* cluster = in.node;
         auto s = setup_of(i, strand, io);
         if (cluster != nullptr) {
             if (!cluster->hosts(s.group)) return nullptr;
             s.raft = cluster->raft_options(s.group);
+            s.snapshots = replication::snapshot_store{
+                in.cold, fmt::format("raft/g{:04}/n{}/", s.group, cluster->self().id)};
         }
         s.recovered = std::move(recovered[i].state);
         auto disk = std::make_unique<replication::wal_group_disk>(wal, checkpoints, s.group, strand,

@@ -14,6 +14,7 @@
 #include "log/node_wal.h"
 #include "replication/raft_replica.h"
 #include "service/engine.h"
+#include "storage/object_store.h"
 
 namespace dstream::cli {
 
@@ -24,11 +25,15 @@ std::vector<std::uint64_t> single_node_voters(std::uint32_t group);
 
 // `recovered` (from recover()) is consumed: each group's log starts from it.
 // The logs post blocking snapshot writes to `io`. With `cluster`, groups the
-// node does not host get no log.
+// node does not host get no log, and the snapshots replicas send each other
+// go by way of `cold` (the cluster's shared object store).
+struct cluster_logs {
+    cluster_node* node = nullptr;
+    storage::object_store* cold = nullptr;
+};
 service::log_factory wal_logs(log::node_wal& wal, log::checkpoint_files& checkpoints,
                               boost::asio::any_io_executor io,
-                              std::vector<recovered_log>& recovered,
-                              cluster_node* cluster = nullptr);
+                              std::vector<recovered_log>& recovered, cluster_logs cluster = {});
 service::log_factory memory_logs(boost::asio::any_io_executor io);
 
 // After the WAL started: drops what each group's checkpoint covers.

@@ -22,7 +22,13 @@ raft_group_log::raft_group_log(setup s, std::unique_ptr<group_disk> disk,
       _io(std::move(s.io)),
       _clock(s.clock != nullptr ? *s.clock : runtime::system_clock()),
       _disk(std::move(disk)),
-      _replica(std::move(s.raft), *_disk, transport, *this),
+      _courier(s.snapshots ? std::make_unique<snapshot_courier>(
+                                 transport, s.group, std::move(*s.snapshots), _io, _strand,
+                                 [this](std::string message) {
+                                     if (!_stopped) step(message);
+                                 })
+                           : nullptr),
+      _replica(s.raft, *_disk, _courier ? *_courier : transport, *this),
       _recovered(std::move(s.recovered)),
       _timer(_strand),
       _metrics(raft_metrics::get().of(s.group)),
@@ -137,6 +143,11 @@ void raft_group_log::receive(std::string_view message) {
         }
         return;
     }
+    if (_courier && _courier->intercept(message)) return;
+    step(message);
+}
+
+void raft_group_log::step(std::string_view message) {
     _replica.receive(now(), message);
     settle();
 }

@@ -16,6 +16,7 @@
 #include "replication/group_disk.h"
 #include "replication/raft_metrics.h"
 #include "replication/raft_replica.h"
+#include "replication/snapshot_courier.h"
 #include "runtime/clock.h"
 
 namespace dstream::replication {
@@ -36,6 +37,8 @@ public:
         boost::asio::any_io_executor strand;  // the group's
         boost::asio::any_io_executor io;      // blocking snapshot writes
         const runtime::clock* clock = nullptr;
+        // In a cluster: snapshots to and from peers go by way of this store.
+        std::optional<snapshot_store> snapshots;
     };
     raft_group_log(setup s, std::unique_ptr<group_disk> disk, raft_transport& transport);
     ~raft_group_log() override;
@@ -80,6 +83,8 @@ private:
     // Completes the catch-ups applied far enough (and, with `expired`, those
     // past their deadline).
     void settle_catch_ups(bool expired);
+    // A peer's message for the replica itself.
+    void step(std::string_view message);
     void arm_catch_up_timer();
 
     std::uint64_t now() const { return _clock.monotonic_ms(); }
@@ -92,6 +97,7 @@ private:
     boost::asio::any_io_executor _io;
     const runtime::clock& _clock;
     std::unique_ptr<group_disk> _disk;
+    std::unique_ptr<snapshot_courier> _courier;  // before the replica, which sends through it
     raft_replica _replica;
     durable_state _recovered;
     log::log_listener* _listener = nullptr;

@@ -51,6 +51,15 @@ void raft_metrics::collect(metrics::exposition& out) const {
     each("dstream_raft_log_bytes_in_memory", metrics::metric_type::gauge,
          "Bytes of log entries this node keeps in memory for the group",
          [](const group_slot& s) { return s.entries_kept_bytes.load(std::memory_order_relaxed); });
+    each("dstream_raft_snapshots_sent_total", metrics::metric_type::counter,
+         "Snapshot images this node put in the object store for followers that needed them",
+         [](const group_slot& s) { return s.snapshots_sent.load(std::memory_order_relaxed); });
+    each("dstream_raft_snapshots_fetched_total", metrics::metric_type::counter,
+         "Leaders' snapshot images this node fetched from the object store and checked",
+         [](const group_slot& s) { return s.snapshots_fetched.load(std::memory_order_relaxed); });
+    each("dstream_raft_snapshot_failures_total", metrics::metric_type::counter,
+         "Puts and fetches of snapshot images that failed (the leader sends again)",
+         [](const group_slot& s) { return s.snapshot_failures.load(std::memory_order_relaxed); });
 }
 
 }  // namespace dstream::replication

@@ -24,6 +24,10 @@ struct raft_metrics : metrics::registered<raft_metrics> {
         std::atomic<std::uint64_t> elections{0};  // times this node stood as a candidate
         std::atomic<std::uint64_t> refused_proposals{0};  // RAFT_*_PRESSURE refusals
         std::atomic<std::uint64_t> entries_kept_bytes{0};
+        // Snapshots by way of the object store (snapshot_courier.h).
+        std::atomic<std::uint64_t> snapshots_sent{0};     // images a leader put there
+        std::atomic<std::uint64_t> snapshots_fetched{0};  // images a follower fetched
+        std::atomic<std::uint64_t> snapshot_failures{0};  // puts and fetches that failed
     };
     // The slot of `group`, made on first use (at start, before any scrape
     // reads it: slots never move once made).

@@ -76,6 +76,7 @@ void raft_replica::create_core() {
     }
     raft_core_set_seed(_core, static_cast<unsigned>(_options.seed ^ (_options.seed >> 32)));
     raft_core_set_pre_vote(_core, _options.pre_vote ? 1 : 0);
+    raft_core_set_install_snapshot_timeout(_core, _options.install_snapshot_ms);
 }
 
 const log_entry* raft_replica::entry_at(std::uint64_t index) const {

@@ -111,6 +111,10 @@ struct raft_options {
     // Entries kept before a snapshot for followers that are a little behind;
     // one further behind gets the snapshot.
     unsigned trailing = 1024;
+    // How long a leader waits for a follower to install a snapshot before it
+    // sends it again (a follower fetching a large image from the object
+    // store may take a while; one that lost the message gets it again).
+    unsigned install_snapshot_ms = 10000;
     // A leader refuses proposals (raft_group_log) while this many entries are
     // written but not committed (RAFT_UNCOMMITTED_BACKPRESSURE: no majority
     // keeps up), or while its log holds this many bytes in memory

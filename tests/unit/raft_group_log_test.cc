@@ -4,7 +4,8 @@
 // order, a leadership proof (a barrier) for a linearizable read on the
 // leader and a refusal naming the leader on a follower, and a new leader
 // once the old one is cut off, whose proof the old one can no longer give;
-// a follower's read index, and a leader's bound on writes no majority took.
+// a follower's read index, and a leader's bound on writes no majority took;
+// a snapshot that reaches a lagging follower by way of an object store.
 #include "replication/raft_group_log.h"
 
 #include <chrono>
@@ -13,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <atomic>
+#include <filesystem>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -20,6 +24,7 @@
 
 #include "replication/local_transport.h"
 #include "replication/memory_group_disk.h"
+#include "storage/local_dir_object_store.h"
 
 namespace dstream::replication {
 namespace {
@@ -36,9 +41,12 @@ public:
     void committed_through(std::uint64_t) override {}
     void leadership_changed(const log::leadership& now) override { leadership = now; }
     void proposals_lost(std::uint64_t, const error&) override {}
-    void install(std::uint64_t, std::uint64_t, std::string_view) override {}
+    void install(std::uint64_t index, std::uint64_t, std::string_view image) override {
+        installed.emplace_back(index, std::string(image));
+    }
 
     std::vector<std::string> applied;
+    std::vector<std::pair<std::uint64_t, std::string>> installed;
     std::uint64_t last_index = 0;
     log::leadership leadership;
 };
@@ -51,7 +59,9 @@ struct replica {
 
 class ThreeVoters : public ::testing::Test {
 protected:
-    ThreeVoters() {
+    // With `snapshots`, the replicas send snapshots by way of that store,
+    // keep 4 entries before one and send one again after 300 ms.
+    explicit ThreeVoters(storage::object_store* snapshots = nullptr) {
         for (std::uint64_t node = 1; node <= 3; ++node) {
             auto r = std::make_unique<replica>();
             r->strand = asio::make_strand(io);
@@ -64,6 +74,11 @@ protected:
             s.raft.seed = node * 7919;
             s.strand = r->strand;
             s.io = io.get_executor();
+            if (snapshots != nullptr) {
+                s.raft.trailing = 4;
+                s.raft.install_snapshot_ms = 300;
+                s.snapshots = snapshot_store{snapshots, "raft/g7/n" + std::to_string(node) + "/"};
+            }
             r->log = std::make_unique<raft_group_log>(
                 std::move(s), std::make_unique<memory_group_disk>(r->strand),
                 network.transport(node, 7));
@@ -273,6 +288,107 @@ TEST_F(ThreeVoters, ALeaderWithoutAMajorityRefusesProposalsPastItsUncommittedBou
     EXPECT_GE(refused, 10u);
     ASSERT_TRUE(refusal.has_value());
     EXPECT_EQ(refusal->code, protocol::error_code::raft_uncommitted_backpressure);
+}
+
+
+// An object store whose reads return altered bytes while `alter` is set.
+class altering_store final : public storage::object_store {
+public:
+    explicit altering_store(std::filesystem::path root) : _inner(std::move(root)) {}
+    std::atomic<bool> alter{false};
+
+    status put(const std::string& key, std::string_view bytes) override {
+        return _inner.put(key, bytes);
+    }
+    result<std::unique_ptr<storage::object_writer>> open_writer(const std::string& key) override {
+        return _inner.open_writer(key);
+    }
+    status get(const std::string& key, std::uint64_t offset, std::uint64_t length,
+               std::string& out) override {
+        status st = _inner.get(key, offset, length, out);
+        if (st && alter && !out.empty()) out[out.size() / 2] ^= 0x20;
+        return st;
+    }
+    result<std::optional<std::uint64_t>> size(const std::string& key) override {
+        return _inner.size(key);
+    }
+    status remove(const std::string& key) override { return _inner.remove(key); }
+    result<std::vector<storage::object_entry>> list(const std::string& prefix) override {
+        return _inner.list(prefix);
+    }
+
+private:
+    storage::local_dir_object_store _inner;
+};
+
+struct store_in_a_temp_dir {
+    store_in_a_temp_dir()
+        : dir(std::filesystem::temp_directory_path() /
+              ("dstream-courier-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+               "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)))),
+          store(dir) {}
+    ~store_in_a_temp_dir() { std::filesystem::remove_all(dir); }
+    std::filesystem::path dir;
+    altering_store store;
+};
+
+class ThreeVotersSharingAStore : private store_in_a_temp_dir, public ThreeVoters {
+protected:
+    ThreeVotersSharingAStore() : ThreeVoters(&(this->store_in_a_temp_dir::store)) {}
+    altering_store& shared() { return store_in_a_temp_dir::store; }
+};
+
+TEST_F(ThreeVotersSharingAStore, ALaggingFollowerInstallsTheLeadersSnapshotFromTheStoreOnceItsBytesCheck) {
+    auto& metrics = raft_metrics::get().of(7);
+    const std::uint64_t sent_before = metrics.snapshots_sent.load();
+    const std::uint64_t fetched_before = metrics.snapshots_fetched.load();
+    const std::uint64_t failed_before = metrics.snapshot_failures.load();
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    replica* f = follower_of(l);
+    ASSERT_TRUE(run_until([&] { return f->listener.leadership.leader == node_of(&l); }));
+    network.isolate(node_of(f));
+    for (int i = 0; i < 40; ++i) {
+        ASSERT_EQ(propose(l, "cmd-" + std::to_string(i)).what, log::proposal::outcome::accepted);
+    }
+    ASSERT_TRUE(run_until([&] { return l.listener.applied.size() >= 40; }));
+    // The leader's snapshot at its last applied entry; the log before it goes
+    // (bar 4 entries), so the follower can catch up only from the snapshot.
+    const std::string body(300 * 1024, 'x');
+    auto owned = std::make_shared<std::string>(body);
+    state::checkpoint_image image;
+    image.pieces.push_back(storage::byte_slice{owned, owned->data(), owned->size()});
+    const std::string sealed = state::sealed_checkpoint_bytes(image);
+    std::optional<bool> saved;
+    asio::post(l.strand, [&] {
+        l.log->save_snapshot(l.listener.last_index, l.listener.leadership.term, image,
+                             [&](const status& st) { saved = bool(st); });
+    });
+    ASSERT_TRUE(run_until([&] { return saved.has_value(); }));
+    ASSERT_TRUE(*saved);
+    // One more entry commits the snapshot's index on the leader's core.
+    ASSERT_EQ(propose(l, "after").what, log::proposal::outcome::accepted);
+    ASSERT_TRUE(run_until([&] { return l.listener.applied.size() >= 41; }));
+
+    // The follower's fetches see altered bytes: it refuses them and installs nothing.
+    shared().alter = true;
+    network.heal(node_of(f));
+    ASSERT_TRUE(run_until([&] { return metrics.snapshot_failures.load() > failed_before; }));
+    EXPECT_TRUE(f->listener.installed.empty());
+    EXPECT_GT(metrics.snapshots_sent.load(), sent_before);
+    const auto listed = shared().list("raft/g7/n" + std::to_string(node_of(&l)) + "/");
+    ASSERT_TRUE(listed);
+    ASSERT_EQ(listed->size(), 1u);
+    EXPECT_EQ((*listed)[0].size, sealed.size());
+
+    // Once the store answers true, the leader's next try installs the image.
+    shared().alter = false;
+    ASSERT_TRUE(run_until([&] { return !f->listener.installed.empty(); }));
+    EXPECT_EQ(f->listener.installed.front().second, sealed);
+    EXPECT_GT(metrics.snapshots_fetched.load(), fetched_before);
+    ASSERT_TRUE(run_until([&] {
+        return !f->listener.applied.empty() && f->listener.applied.back() == "after";
+    }));
 }
 
 }  // namespace

@@ -19,8 +19,9 @@
 namespace dstream::replication::detail {
 
 inline constexpr std::uint32_t peer_magic = 0x4e505344;  // "DSPN"
-// Raise it with any change to the hello body or the frames.
-inline constexpr std::uint32_t peer_protocol_version = 1;
+// Raise it with any change to the hello body, the frames or what a message
+// carries (2: an InstallSnapshot carries a reference to its image, snapshot_courier.h).
+inline constexpr std::uint32_t peer_protocol_version = 2;
 
 inline constexpr std::size_t hello_prefix_bytes = 10;
 inline constexpr std::size_t max_cluster_id_bytes = 64;  // the cluster file's bound

@@ -645,6 +645,56 @@ int raft_core_message_reencode(const void* bytes, size_t len, void** out, size_t
     return RAFT_CORE_OK;
 }
 
+int raft_core_snapshot_message(const void* bytes, size_t len, uint64_t* index, uint64_t* term,
+                               size_t* data_len) {
+    struct raft_message m;
+    uint64_t from;
+    uint64_t to;
+    int type;
+    int rv = raft_core_message_peek(bytes, len, &type, &from, &to);
+    if (rv != 0) {
+        return rv;
+    }
+    if (type != RAFT_INSTALL_SNAPSHOT) {
+        return RAFT_CORE_NOTFOUND;
+    }
+    rv = decode_message(bytes, len, &m, &from, &to);
+    if (rv != 0) {
+        return rv;
+    }
+    *index = m.install_snapshot.last_index;
+    *term = m.install_snapshot.last_term;
+    *data_len = m.install_snapshot.data.len;
+    message_release(&m);
+    return RAFT_CORE_OK;
+}
+
+int raft_core_snapshot_message_with(const void* bytes, size_t len, const void* data,
+                                    size_t data_len, void** out, size_t* out_len) {
+    struct raft_message m;
+    struct wbuf w = {NULL, 0, 0, false};
+    uint64_t from;
+    uint64_t to;
+    int rv = decode_message(bytes, len, &m, &from, &to);
+    if (rv != 0) {
+        return rv;
+    }
+    if (m.type != RAFT_INSTALL_SNAPSHOT) {
+        message_release(&m);
+        return RAFT_CORE_NOTFOUND;
+    }
+    rv = encode_message(&w, &m, from, to, message_entry, &m.append_entries,
+                        &m.install_snapshot.conf, data, data_len);
+    message_release(&m);
+    if (rv != 0) {
+        free(w.p);
+        return rv;
+    }
+    *out = w.p;
+    *out_len = w.len;
+    return RAFT_CORE_OK;
+}
+
 int raft_core_message_describe(const void* bytes, size_t len, char* buf, size_t size) {
     struct raft_message m;
     uint64_t from;
@@ -1157,6 +1207,10 @@ void raft_core_set_seed(raft_core* c, unsigned seed) { raft_seed(&c->raft, seed)
 
 void raft_core_set_pre_vote(raft_core* c, int enabled) {
     raft_set_pre_vote(&c->raft, enabled != 0);
+}
+
+void raft_core_set_install_snapshot_timeout(raft_core* c, unsigned ms) {
+    raft_set_install_snapshot_timeout(&c->raft, ms);
 }
 
 static int check_start(raft_core* c, const struct raft_core_persisted_state* s) {

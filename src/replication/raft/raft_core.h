@@ -157,6 +157,9 @@ void raft_core_destroy(raft_core* core);
 int raft_core_set_timeouts(raft_core* core, unsigned election_ms, unsigned heartbeat_ms);
 void raft_core_set_seed(raft_core* core, unsigned seed); /* the election jitter */
 void raft_core_set_pre_vote(raft_core* core, int enabled);
+/* How long a leader waits for a follower's answer to an InstallSnapshot
+ * before it probes and sends again (libraft's default: 30 s). */
+void raft_core_set_install_snapshot_timeout(raft_core* core, unsigned ms);
 
 /* A brand new node with the given voters: equivalent to persisting term 1 and
  * the configuration as entry 1, then starting from that. The update asks to
@@ -226,6 +229,14 @@ int raft_core_message_peek(const void* bytes, size_t len, int* type, uint64_t* f
 /* Decodes and encodes again (into malloc'd *out, free() it): the result is
  * the same bytes for every message this core encodes. */
 int raft_core_message_reencode(const void* bytes, size_t len, void** out, size_t* out_len);
+/* For an InstallSnapshot: the index and term of the snapshot it carries, and
+ * the length of its data, which is the message's last data_len bytes.
+ * RAFT_CORE_NOTFOUND for a message of another type. */
+int raft_core_snapshot_message(const void* bytes, size_t len, uint64_t* index, uint64_t* term,
+                               size_t* data_len);
+/* The InstallSnapshot `bytes` carrying `data` instead (malloc'd *out, free() it). */
+int raft_core_snapshot_message_with(const void* bytes, size_t len, const void* data,
+                                    size_t data_len, void** out, size_t* out_len);
 /* One line describing the decoded message (for logs and tests); returns the
  * length it needed, like snprintf, or -1 when the bytes do not decode. */
 int raft_core_message_describe(const void* bytes, size_t len, char* buf, size_t size);
