@@ -15,6 +15,7 @@ public:
     bool empty() const { return _head == _items.size(); }
     std::size_t size() const { return _items.size() - _head; }
     T& front() { return _items[_head]; }
+    T& back() { return _items.back(); }
     // Elements the storage holds without allocating.
     std::size_t capacity() const { return _items.capacity(); }
 

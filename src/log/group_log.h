@@ -90,6 +90,7 @@ class group_log {
 public:
     using confirmed_handler = unique_function<void(const leadership& who, bool confirmed)>;
     using saved_handler = unique_function<void(status)>;
+    using forwarded_handler = unique_function<void(proposal)>;
 
     virtual ~group_log() = default;
 
@@ -118,6 +119,15 @@ public:
     // Lost when no leader is known or the message is; a leader tells itself
     // nothing (its own reads are its own).
     virtual void tell_leader(std::string /*note*/) {}
+    // A proposal that the group's leader makes for this replica, wherever it
+    // runs: a command one group sends another (a fork's reference on its
+    // source) when this node does not lead the receiving group. `done` gets
+    // the leader's proposal: accepted (the entry's index and term; its apply
+    // here answers it), not_leader, or refused, OUTCOME_UNKNOWN when no
+    // answer came in time. A log without followers' side proposes it itself.
+    virtual void forward(std::string bytes, forwarded_handler done) {
+        done(propose(std::move(bytes)));
+    }
     // Snapshot capture: the group's state as of its applied `index` (of
     // `term`), to keep as the log's snapshot; once it is durable the log
     // forgets the entries it covers, and `done` runs.

@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "replication/forwarded_proposal.h"
 #include "replication/read_index.h"
 
 namespace dstream::replication {
@@ -36,7 +37,7 @@ raft_group_log::raft_group_log(setup s, std::unique_ptr<group_disk> disk,
       _max_uncommitted_entries(s.raft.max_uncommitted_entries),
       _max_log_bytes_kept(s.raft.max_log_bytes_kept),
       _catch_up_ms(s.raft.election_ms),
-      _catch_up_timer(_strand) {}
+      _answer_timer(_strand) {}
 
 raft_group_log::~raft_group_log() = default;
 
@@ -57,9 +58,10 @@ void raft_group_log::start() {
 void raft_group_log::stop() {
     _stopped = true;
     _timer.cancel();
-    _catch_up_timer.cancel();
+    _answer_timer.cancel();
     for (auto& waiting : std::exchange(_confirming, {})) waiting(_replica.leadership(), false);
     for (auto& c : std::exchange(_catching_up, {})) c.done(_replica.leadership(), false);
+    expire_forwards();
 }
 
 log::proposal raft_group_log::propose(std::string bytes) {
@@ -137,6 +139,10 @@ void raft_group_log::receive(std::string_view message) {
         receive_read_index(message);
         return;
     }
+    if (is_forwarded_proposal(message)) {
+        receive_forwarded(message);
+        return;
+    }
     if (!message.empty() && static_cast<std::uint8_t>(message.front()) == leader_note_format) {
         if (_replica.leadership().leads() && _listener != nullptr) {
             _listener->told(message.substr(1));
@@ -162,11 +168,65 @@ void raft_group_log::catch_up(confirmed_handler done) {
         boost::asio::post(_strand, [done = std::move(done), who]() mutable { done(who, false); });
         return;
     }
-    const std::uint64_t id = _next_catch_up++;
+    const std::uint64_t id = _next_request++;
     _catching_up.push_back({id, now() + _catch_up_ms, std::nullopt, std::move(done)});
     _transport.send(who.leader, encode(read_index_message{read_index_message::kind::request, id,
                                                           _replica.node(), 0}));
-    arm_catch_up_timer();
+    arm_answer_timer();
+}
+
+void raft_group_log::forward(std::string bytes, forwarded_handler done) {
+    const log::leadership who = _replica.leadership();
+    if (who.leads() || _stopped || who.leader == 0) {
+        done(propose(std::move(bytes)));
+        return;
+    }
+    const std::uint64_t id = _next_request++;
+    _forwarding.push_back({id, now() + _catch_up_ms, std::move(done)});
+    forwarded_proposal request;
+    request.id = id;
+    request.from = _replica.node();
+    request.command = std::move(bytes);
+    _transport.send(who.leader, encode(request));
+    arm_answer_timer();
+}
+
+void raft_group_log::receive_forwarded(std::string_view message) {
+    auto m = decode_forwarded_proposal(message);
+    if (!m) return;  // the sender's wait ends at its deadline
+    if (m->what == forwarded_proposal::kind::request) {
+        forwarded_proposal answer;
+        answer.what = forwarded_proposal::kind::answer;
+        answer.id = m->id;
+        answer.from = _replica.node();
+        answer.answer = propose(std::move(m->command));
+        _transport.send(m->from, encode(answer));
+        return;
+    }
+    const auto it = std::find_if(_forwarding.begin(), _forwarding.end(),
+                                 [&](const forwarding& f) { return f.id == m->id; });
+    if (it == _forwarding.end()) return;  // past its deadline already
+    auto done = std::move(it->done);
+    _forwarding.erase(it);
+    done(std::move(m->answer));
+}
+
+void raft_group_log::expire_forwards() {
+    const std::uint64_t t = now();
+    std::vector<forwarded_handler> expired;
+    std::erase_if(_forwarding, [&](forwarding& f) {
+        if (!_stopped && f.deadline > t) return false;
+        expired.push_back(std::move(f.done));
+        return true;
+    });
+    for (auto& done : expired) {
+        log::proposal unknown;
+        unknown.what = log::proposal::outcome::refused;
+        unknown.leader = _replica.leadership();
+        unknown.refusal = make_error(protocol::error_code::outcome_unknown,
+                                     "the group's leader did not answer the forwarded write in time");
+        done(std::move(unknown));
+    }
 }
 
 void raft_group_log::tell_leader(std::string note) {
@@ -227,15 +287,16 @@ void raft_group_log::settle_catch_ups(bool expired) {
     for (auto& [done, confirmed] : finished) done(who, confirmed);
 }
 
-void raft_group_log::arm_catch_up_timer() {
-    if (_catch_up_armed || _catching_up.empty() || _stopped) return;
-    _catch_up_armed = true;
-    _catch_up_timer.expires_after(std::chrono::milliseconds(_catch_up_ms));
-    _catch_up_timer.async_wait([this](boost::system::error_code ec) {
-        _catch_up_armed = false;
+void raft_group_log::arm_answer_timer() {
+    if (_answer_timer_armed || (_catching_up.empty() && _forwarding.empty()) || _stopped) return;
+    _answer_timer_armed = true;
+    _answer_timer.expires_after(std::chrono::milliseconds(_catch_up_ms));
+    _answer_timer.async_wait([this](boost::system::error_code ec) {
+        _answer_timer_armed = false;
         if (ec || _stopped) return;
         settle_catch_ups(true);
-        arm_catch_up_timer();
+        expire_forwards();
+        arm_answer_timer();
     });
 }
 

@@ -50,6 +50,7 @@ public:
     void confirm_leadership(confirmed_handler done) override;
     void catch_up(confirmed_handler done) override;
     void tell_leader(std::string note) override;
+    void forward(std::string bytes, forwarded_handler done) override;
     void save_snapshot(std::uint64_t index, std::uint64_t term, state::checkpoint_image image,
                        saved_handler done) override;
     log::leadership current() const override { return _replica.leadership(); }
@@ -83,9 +84,19 @@ private:
     // Completes the catch-ups applied far enough (and, with `expired`, those
     // past their deadline).
     void settle_catch_ups(bool expired);
+    // A follower's proposal made by the leader (forwarded_proposal.h).
+    struct forwarding {
+        std::uint64_t id = 0;
+        std::uint64_t deadline = 0;  // ms; OUTCOME_UNKNOWN when no answer came by then
+        forwarded_handler done;
+    };
+    void receive_forwarded(std::string_view message);
+    // Those past their deadline (all of them once stopped) end OUTCOME_UNKNOWN.
+    void expire_forwards();
+    // One timer bounds the waits for the leader's answers: catch-ups and forwards.
+    void arm_answer_timer();
     // A peer's message for the replica itself.
     void step(std::string_view message);
-    void arm_catch_up_timer();
 
     std::uint64_t now() const { return _clock.monotonic_ms(); }
     // After every call into the replica: the timer, the metrics.
@@ -114,9 +125,10 @@ private:
     std::uint64_t _max_log_bytes_kept;
     unsigned _catch_up_ms;  // how long a follower waits for the leader's grant
     std::vector<catching_up> _catching_up;
-    std::uint64_t _next_catch_up = 1;
-    boost::asio::steady_timer _catch_up_timer;
-    bool _catch_up_armed = false;
+    std::vector<forwarding> _forwarding;
+    std::uint64_t _next_request = 1;  // ids of catch-ups and forwards
+    boost::asio::steady_timer _answer_timer;
+    bool _answer_timer_armed = false;
 };
 
 }  // namespace dstream::replication

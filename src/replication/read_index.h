@@ -18,6 +18,7 @@ inline constexpr std::uint8_t read_index_format = 2;
 // A follower's note for the leader (log::group_log::tell_leader): this byte,
 // then the note.
 inline constexpr std::uint8_t leader_note_format = 3;
+// 4: a forwarded proposal and its answer (forwarded_proposal.h).
 
 struct read_index_message {
     enum class kind : std::uint8_t { request = 1, granted = 2, refused = 3 } what = kind::request;

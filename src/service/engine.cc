@@ -180,7 +180,7 @@ engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& c
 void engine::forward(state::command_body body) {
     const std::string* key = state::command_key(body);
     group& g = group_for(key ? std::string_view(*key) : std::string_view());
-    g.submit(std::move(body), {});
+    g.submit_via_leader(std::move(body), {});
 }
 
 std::vector<state::drop_fork_ref> engine::dangling_fork_references() {
@@ -246,7 +246,9 @@ void engine::start() {
     for (auto& g : _groups) {
         asio::post(g->strand(), [g = g.get()] { g->start(); });
     }
-    for (auto& drop : dangling) forward(std::move(drop));
+    // Proposed only where this node leads the source's group: a cluster's
+    // replica may hold a fork's group as it was, or not at all.
+    for (auto& drop : dangling) group_for(drop.key).submit(std::move(drop), {});
     if (_uploads) _uploads->start();
 }
 
@@ -294,13 +296,18 @@ asio::awaitable<void> engine::read_boundary(state::command_body& body) {
     *boundary = state::boundary_check{view.incarnation, view.data.front().view().front() == '\n'};
 }
 
-asio::awaitable<state::apply_result> engine::propose(state::command_body& body) {
+asio::awaitable<state::apply_result> engine::propose(state::command_body& body,
+                                                     bool via_leader) {
     // `body` stays in the caller's frame until the answer: taken when the coroutine waits.
     return runtime::await_callback<state::apply_result>(
-        [this, &body](runtime::deliver_fn<state::apply_result> done) {
+        [this, &body, via_leader](runtime::deliver_fn<state::apply_result> done) {
             const std::string* key = state::command_key(body);
             group& g = group_for(key ? std::string_view(*key) : std::string_view());
-            g.submit(std::move(body), std::move(done));
+            if (via_leader) {
+                g.submit_via_leader(std::move(body), std::move(done));
+            } else {
+                g.submit(std::move(body), std::move(done));
+            }
         });
 }
 
@@ -344,6 +351,19 @@ asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
     below.renews_ttl = false;
     const std::optional<std::uint64_t> source = plan.inherited->source_incarnation;
     stream_view inherited = co_await read_stitched(below, source);
+    group& source_group = group_for(below.key);
+    if ((inherited.refusal || inherited.tail < plan.inherited->end) &&
+        !source_group.where().leads) {
+        // This node's replica of the source may not have applied the source,
+        // or the bytes the fork inherits, yet (a follower behind its leader):
+        // caught up with the leader, it has.
+        if (!co_await catch_up(source_group)) {
+            plan.view.refusal = not_leading_refusal();
+            plan.view.data.clear();
+            co_return std::move(plan.view);
+        }
+        inherited = co_await read_stitched(below, source);
+    }
     stream_view& view = plan.view;
     if (inherited.refusal) {
         view.refusal = make_error(protocol::error_code::stream_gone,

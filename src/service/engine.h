@@ -99,11 +99,15 @@ private:
     // offset (from the cold tier if need be) into the command, so that apply
     // can judge a JSON boundary it no longer holds in memory.
     boost::asio::awaitable<void> read_boundary(state::command_body& body);
-    // Proposes `body` to its group without waiting for the answer.
+    // A command one group sends another (a fork's reference on its source):
+    // proposed by the receiving group's leader, on this node or another one
+    // (group_leader::submit_via_leader), without waiting for the answer.
     void forward(state::command_body body);
     // Proposes `body` to its group; the awaitable gives the answer. A plain
-    // function: an append's wait costs no coroutine frame of its own.
-    boost::asio::awaitable<state::apply_result> propose(state::command_body& body);
+    // function: an append's wait costs no coroutine frame of its own. With
+    // `via_leader`, as forward() does, and waiting for the answer.
+    boost::asio::awaitable<state::apply_result> propose(state::command_body& body,
+                                                        bool via_leader = false);
     // write() for a publish or a retention (which first read a boundary) and
     // a delete (which removes staged parts after its answer).
     boost::asio::awaitable<state::apply_result> write_with_follow_up(state::command_body& body);

@@ -1,7 +1,8 @@
 // Fork creation (base protocol 4.2): the engine resolves the fork point
 // against the source, has the source's group reference the fork, then
 // creates the fork in its own group. Each step is a message to one group, so
-// a source and its fork may live in different groups (or, later, nodes).
+// a source and its fork may live in different groups, whose leaders may be
+// on different nodes (the reference goes by way of the source's leader).
 
 #include "protocol/content_type.h"
 #include "runtime/await_callback.h"
@@ -78,6 +79,14 @@ asio::awaitable<result<std::uint64_t>> engine::resolve_sub_offset(const fork_req
 
 asio::awaitable<state::apply_result> engine::create_fork(state::create_stream& create,
                                                          const fork_request& fork) {
+    // A replica of the source's group that does not lead it reads the source
+    // once caught up with its leader: the fork point is then neither past nor
+    // short of the tail the leader's apply of the reference checks.
+    if (group& g = group_for(fork.source_key); !g.where().leads && !co_await catch_up(g)) {
+        co_return refusal(make_error(
+            error_code::no_leader,
+            "the leader of the fork source's group cannot be reached from this node"));
+    }
     const result<fork_source_view> source = co_await fork_source(fork.source_key);
     if (!source) co_return refusal(source.err());
     if (fork.content_type_given &&
@@ -103,7 +112,7 @@ asio::awaitable<state::apply_result> engine::create_fork(state::create_stream& c
     const state::fork_origin origin{fork.source_key, source->incarnation, point, draw_reference(_random)};
     state::command_body reference = state::add_fork_ref{
         origin.source_key, origin.source_incarnation, point, create.key, origin.reference};
-    const state::apply_result held = co_await write(reference);
+    const state::apply_result held = co_await propose(reference, true);
     if (held.refusal) co_return held;
 
     create.fork = origin;

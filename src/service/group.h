@@ -78,6 +78,9 @@ public:
     void submit(state::command_body body, write_done done) {
         _leader.submit(std::move(body), std::move(done));
     }
+    void submit_via_leader(state::command_body body, write_done done) {
+        _leader.submit_via_leader(std::move(body), std::move(done));
+    }
     read_plan read(const read_request& request,
                    std::optional<std::uint64_t> as_source_of = std::nullopt);
     result<fork_source_view> fork_source(const std::string& key) { return _reads.fork_source(key); }

@@ -35,10 +35,18 @@ group_leader::group_leader(group_strand strand, group_replica& replica, group_re
       _flush_backoff(in.cold.flush_retry_base, in.cold.flush_retry_cap) {}
 
 void group_leader::submit(state::command_body body, write_done done) {
+    queue(submission{std::move(body), std::move(done), false});
+}
+
+void group_leader::submit_via_leader(state::command_body body, write_done done) {
+    queue(submission{std::move(body), std::move(done), true});
+}
+
+void group_leader::queue(submission s) {
     bool post = false;
     {
         std::lock_guard lock(_submitted_mutex);
-        _submitted.push_back(submission{std::move(body), std::move(done)});
+        _submitted.push_back(std::move(s));
         post = !std::exchange(_submitted_posted, true);
     }
     if (post) boost::asio::post(_strand, [this] { propose_submitted(); });
@@ -50,8 +58,47 @@ void group_leader::propose_submitted() {
         std::swap(_submitted, _proposing);
         _submitted_posted = false;
     }
-    for (auto& s : _proposing) propose(std::move(s.body), std::move(s.done));
+    for (auto& s : _proposing) {
+        if (s.via_leader && !_leadership.leads()) {
+            forward(std::move(s.body), std::move(s.done));
+        } else {
+            propose(std::move(s.body), std::move(s.done));
+        }
+    }
     _proposing.clear();
+}
+
+void group_leader::forward(state::command_body body, write_done done) {
+    if (_log == nullptr) {
+        refuse(done, not_leading());
+        return;
+    }
+    const auto now = _clock.wall_ms();
+    _log->forward(state::encode_command(state::command{now, std::move(body)}),
+                  [this, done = std::move(done)](log::proposal p) mutable {
+                      switch (p.what) {
+                          case log::proposal::outcome::accepted:
+                              await_entry(p.index, p.term, std::move(done));
+                              return;
+                          case log::proposal::outcome::refused:
+                              refuse(done, p.refusal.value_or(not_leading()));
+                              return;
+                          case log::proposal::outcome::not_leader:
+                              refuse(done, not_leading());
+                              return;
+                      }
+                  });
+}
+
+void group_leader::await_entry(std::uint64_t index, std::uint64_t term, write_done done) {
+    // Applied here already (another leader told this replica of the commit
+    // before the answer came), or behind an entry that waits: its apply's
+    // answer is not known, only that it may have happened.
+    if (index <= _replica.applied_index() || (!_pending.empty() && _pending.back().index >= index)) {
+        refuse(done, outcome_unknown());
+        return;
+    }
+    _pending.push_back(pending_entry{index, term, std::move(done)});
 }
 
 error group_leader::not_leading() const {

@@ -5,6 +5,7 @@
 // leader and a refusal naming the leader on a follower, and a new leader
 // once the old one is cut off, whose proof the old one can no longer give;
 // a follower's read index, and a leader's bound on writes no majority took;
+// a follower's proposal made by the leader for it (forward);
 // a snapshot that reaches a lagging follower by way of an object store.
 #include "replication/raft_group_log.h"
 
@@ -290,6 +291,42 @@ TEST_F(ThreeVoters, ALeaderWithoutAMajorityRefusesProposalsPastItsUncommittedBou
     EXPECT_EQ(refusal->code, protocol::error_code::raft_uncommitted_backpressure);
 }
 
+
+TEST_F(ThreeVoters, TheLeaderProposesAFollowersForwardedCommandWhoseEntryTheFollowerApplies) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    replica* f = follower_of(l);
+    ASSERT_TRUE(run_until([&] { return f->listener.leadership.leader == node_of(&l); }));
+    std::optional<log::proposal> answer;
+    asio::post(f->strand, [&] {
+        f->log->forward("forwarded", [&](log::proposal p) { answer = std::move(p); });
+    });
+    ASSERT_TRUE(run_until([&] { return answer.has_value(); }));
+    ASSERT_EQ(answer->what, log::proposal::outcome::accepted);
+    EXPECT_EQ(answer->term, l.listener.leadership.term);
+    ASSERT_TRUE(run_until([&] { return f->listener.last_index >= answer->index; }));
+    ASSERT_FALSE(f->listener.applied.empty());
+    EXPECT_EQ(f->listener.applied.back(), "forwarded");
+    ASSERT_TRUE(run_until([&] {
+        return !l.listener.applied.empty() && l.listener.applied.back() == "forwarded";
+    }));
+}
+
+TEST_F(ThreeVoters, AForwardedCommandNoLeaderAnswersEndsOutcomeUnknown) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    replica* f = follower_of(l);
+    ASSERT_TRUE(run_until([&] { return f->listener.leadership.leader == node_of(&l); }));
+    network.isolate(node_of(f));
+    std::optional<log::proposal> answer;
+    asio::post(f->strand, [&] {
+        f->log->forward("lost", [&](log::proposal p) { answer = std::move(p); });
+    });
+    ASSERT_TRUE(run_until([&] { return answer.has_value(); }, 2s));
+    ASSERT_EQ(answer->what, log::proposal::outcome::refused);
+    ASSERT_TRUE(answer->refusal.has_value());
+    EXPECT_EQ(answer->refusal->code, protocol::error_code::outcome_unknown);
+}
 
 // An object store whose reads return altered bytes while `alter` is set.
 class altering_store final : public storage::object_store {
