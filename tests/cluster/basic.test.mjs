@@ -8,13 +8,17 @@
 //   same bytes; a follower serves a catch-up read ending below its tail as
 //   it is, and one ending at its tail once it caught up with the leader (an
 //   append the leader acknowledged is in the follower's next read); every answer carries Ursula-Cluster-Id; a SIGTERM of a leader
-//   hands its groups over before it exits.
+//   hands its groups over before it exits; the dstream client commands
+//   follow the redirects.
 //   5 nodes, 3 replicas: each group on exactly its 3 voters; a node hosting
 //   no replica of a group redirects naming only x-ursula-raft-group.
 //
 //   tests/s3/with_s3rver.sh node --test tests/cluster/basic.test.mjs   (DSTREAM_BIN set)
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 
@@ -179,6 +183,26 @@ describe('3 nodes, 3 replicas', () => {
         const res = await fetch(s.follower.url + q, { redirect: 'manual' });
         await res.arrayBuffer();
         checkRedirect(res, { ...s, pathAndQuery: q }, `consistency=leader read on follower ${s.follower.id}`);
+    });
+
+    test('the dstream client commands follow the redirects: create, two appends and a read through a follower', async () => {
+        const s = await placed('cli');
+        const run = promisify(execFile);
+        const url = s.follower.url + s.path;
+        await run(serverBinary(), ['create', url, '--content-type', 'text/plain']);
+        const dir = mkdtempSync(path.join(os.tmpdir(), 'dstream-cli-'));
+        try {
+            for (const body of ['one;', 'two;']) {
+                const file = path.join(dir, 'body');
+                writeFileSync(file, body);
+                await run(serverBinary(), ['append', url, '--file', file]);
+            }
+        } finally {
+            rmSync(dir, { recursive: true, force: true });
+        }
+        const { stdout } = await run(serverBinary(), ['read', url]);
+        assert.equal(stdout, 'one;two;');
+        assert.equal((await readAll(s.leader, s.path, { query: 'consistency=leader' })).toString(), 'one;two;');
     });
 
     test('each node\'s own copy converges to the same bytes (live reads, which a follower serves itself); plain reads through any node return them', async () => {

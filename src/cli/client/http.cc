@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <strings.h>
@@ -77,6 +78,17 @@ std::size_t on_upload(char* buffer, std::size_t size, std::size_t count, void* u
     return n;
 }
 
+// A redirect (a cluster's 307 to the group's leader) sends the body again.
+int on_seek(void* user, curl_off_t offset, int origin) {
+    auto& ex = *static_cast<exchange*>(user);
+    const std::string_view whole = ex.req.body.value_or(std::string_view{});
+    if (origin != SEEK_SET || offset < 0 || static_cast<std::size_t>(offset) > whole.size()) {
+        return CURL_SEEKFUNC_CANTSEEK;
+    }
+    ex.unsent = whole.substr(static_cast<std::size_t>(offset));
+    return CURL_SEEKFUNC_OK;
+}
+
 int on_progress(void* user, curl_off_t, curl_off_t received, curl_off_t, curl_off_t sent) {
     auto& ex = *static_cast<exchange*>(user);
     ex.req.on_progress(static_cast<std::uint64_t>(sent), static_cast<std::uint64_t>(received));
@@ -120,6 +132,11 @@ response session::perform(const request& r) {
     curl_easy_setopt(_curl, CURLOPT_HEADERDATA, &ex);
     curl_easy_setopt(_curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(_curl, CURLOPT_WRITEDATA, &ex);
+    // A cluster's node answers a write for a group it does not lead with a
+    // 307 to the leader (and one without a replica of the group with a 307
+    // to one that has): followed, with the same method and body.
+    curl_easy_setopt(_curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(_curl, CURLOPT_MAXREDIRS, 4L);
 
     const bool sends_body = r.body.has_value() || r.method == "PUT" || r.method == "POST";
     if (r.method == "HEAD") {
@@ -131,6 +148,8 @@ response session::perform(const request& r) {
         curl_easy_setopt(_curl, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(_curl, CURLOPT_READFUNCTION, on_upload);
         curl_easy_setopt(_curl, CURLOPT_READDATA, &ex);
+        curl_easy_setopt(_curl, CURLOPT_SEEKFUNCTION, on_seek);
+        curl_easy_setopt(_curl, CURLOPT_SEEKDATA, &ex);
         curl_easy_setopt(_curl, CURLOPT_INFILESIZE_LARGE,
                          static_cast<curl_off_t>(ex.unsent.size()));
     }

@@ -1,7 +1,8 @@
 #pragma once
 // HTTP for the client commands, over libcurl: one connection reused across
 // requests, bodies sent from memory (a mapped file or stdin), answers
-// collected or handed over as they arrive.
+// collected or handed over as they arrive, redirects followed (a cluster's
+// node sends a write to its group's leader).
 #include <cstdint>
 #include <functional>
 #include <optional>
