@@ -154,6 +154,7 @@ void group::committed_through(std::uint64_t /*index*/) {
 
 void group::leadership_changed(const log::leadership& now) {
     _standing.store(pack(now), std::memory_order_release);
+    _reads.leading(now.leads());
     _leader.leadership_changed(now);
 }
 

@@ -50,7 +50,17 @@ const state::stream* group_reads::live_stream(const std::string& key, protocol::
     return nullptr;
 }
 
+bool group_reads::expiry_unknown_here(const std::string& key) const {
+    if (_leads) return false;
+    const state::stream* s = _state.find(key);
+    return s != nullptr && !s->expiry.expires_at && s->expiry.ttl_seconds.has_value();
+}
+
 error group_reads::missing(const std::string& key) const {
+    if (expiry_unknown_here(key)) {
+        return make_error(error_code::no_leader,
+                          "only the group's leader knows every read that renewed this stream");
+    }
     if (_state.retired(key)) {
         return make_error(error_code::stream_gone,
                           "the stream was deleted; its forks still read it");
@@ -61,6 +71,7 @@ error group_reads::missing(const std::string& key) const {
 result<fork_source_view> group_reads::fork_source(const std::string& key) {
     const state::stream* s = live_stream(key, _clock.wall_ms());
     if (s == nullptr) {
+        if (expiry_unknown_here(key)) return missing(key);
         if (_state.retired(key)) {
             return make_error(error_code::stream_soft_deleted, "the fork's source was deleted");
         }

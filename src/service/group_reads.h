@@ -90,6 +90,10 @@ public:
     // A node that starts counts as a read of every stream with a sliding TTL:
     // the reads that renewed them before were not logged.
     void renew_all(protocol::unix_ms now);
+    // Whether this replica leads the group: only the leader hears of every
+    // read that renews a sliding TTL (a follower tells it of its own), so a
+    // follower that finds one run out leaves the answer to the leader.
+    void leading(bool leads) { _leads = leads; }
     // On the leader: a follower's read renewed `key`'s sliding TTL now.
     void renewed(const std::string& key, protocol::unix_ms now) { _last_read_ms[key] = now; }
     // The stream is gone: its renewals go with it.
@@ -99,6 +103,10 @@ private:
     // The refusal for a request on a stream that is not live (404, or 410
     // when it is retired for its forks).
     error missing(const std::string& key) const;
+    // A follower's sliding TTL of `key` ran out by the reads it saw: the
+    // leader, which saw them all, answers (NO_LEADER, which the edge turns
+    // into a redirect to it).
+    bool expiry_unknown_here(const std::string& key) const;
 
     const state::group_state& _state;
     const runtime::clock& _clock;
@@ -106,6 +114,7 @@ private:
     // Not replicated: the last read of each stream renews its sliding TTL
     // without a log entry per read.
     std::unordered_map<std::string, protocol::unix_ms> _last_read_ms;
+    bool _leads = true;
 };
 
 }  // namespace dstream::service

@@ -9,7 +9,8 @@
 //   it is, and one ending at its tail once it caught up with the leader (an
 //   append the leader acknowledged is in the follower's next read); every answer carries Ursula-Cluster-Id; a SIGTERM of a leader
 //   hands its groups over before it exits; the dstream client commands
-//   follow the redirects.
+//   follow the redirects; a sliding TTL that reads through the leader renew
+//   keeps the stream alive through a follower.
 //   5 nodes, 3 replicas: each group on exactly its 3 voters; a node hosting
 //   no replica of a group redirects naming only x-ursula-raft-group.
 //
@@ -203,6 +204,29 @@ describe('3 nodes, 3 replicas', () => {
         const { stdout } = await run(serverBinary(), ['read', url]);
         assert.equal(stdout, 'one;two;');
         assert.equal((await readAll(s.leader, s.path, { query: 'consistency=leader' })).toString(), 'one;two;');
+    });
+
+    test('a sliding TTL kept alive by reads through the leader alone is alive through a follower too; run out, it is gone through any node', async () => {
+        const s = await placed('ttl');
+        const created = await fetch(s.leader.url + s.path, {
+            method: 'PUT', body: 'alive', headers: { 'content-type': 'text/plain', 'stream-ttl': '3' } });
+        await created.arrayBuffer();
+        assert.equal(created.status, 201);
+        // Reads through the leader only, past the 3 s a write alone keeps it.
+        for (let i = 0; i < 9; i++) {
+            assert.equal((await readAll(s.leader, s.path)).toString(), 'alive');
+            await sleep(500);
+        }
+        // The follower saw none of those reads: the leader, which did, answers.
+        const viaFollower = await fetch(`${s.follower.url}${s.path}?offset=-1`);
+        assert.equal(viaFollower.status, 200, 'a read through the follower of a stream the leader keeps alive');
+        assert.equal(await viaFollower.text(), 'alive');
+        await sleep(3500);
+        for (const n of c.nodes) {
+            const gone = await fetch(`${n.url}${s.path}?offset=-1`);
+            await gone.arrayBuffer();
+            assert.equal(gone.status, 404, `a read through node ${n.id} once the TTL ran out`);
+        }
     });
 
     test('each node\'s own copy converges to the same bytes (live reads, which a follower serves itself); plain reads through any node return them', async () => {
