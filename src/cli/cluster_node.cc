@@ -54,6 +54,7 @@ replication::raft_options cluster_node::raft_options(std::uint32_t group) const 
     o.voters = voters(group);
     o.election_ms = _timing.election_ms;
     o.heartbeat_ms = _timing.heartbeat_ms;
+    o.trailing = _timing.trailing_entries;
     o.seed = runtime::system_random().next();
     return o;
 }

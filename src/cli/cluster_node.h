@@ -25,6 +25,7 @@ namespace dstream::cli {
 struct raft_timing {
     unsigned election_ms = 500;
     unsigned heartbeat_ms = 50;
+    unsigned trailing_entries = 1024;  // kept before a snapshot (raft_options::trailing)
 };
 
 class cluster_node final : public edge::node_status {

@@ -115,7 +115,8 @@ int run_serve(const cli::serve_options& opts) {
         cluster = std::make_unique<cli::cluster_node>(
             io, config::read_cluster_file(opts.cluster), static_cast<std::uint32_t>(opts.node_id),
             cli::raft_timing{static_cast<unsigned>(opts.raft_election_ms),
-                             static_cast<unsigned>(opts.raft_heartbeat_ms)});
+                             static_cast<unsigned>(opts.raft_heartbeat_ms),
+                             static_cast<unsigned>(opts.raft_trailing_entries)});
         if (!opts.listen_given) listen = cluster->self().http.text();
         edge_opts.cluster = &cluster->map();
         edge_opts.status = cluster.get();

@@ -188,6 +188,11 @@ std::vector<config::setting> serve_settings(serve_options& o) {
                                     unit::count,
                                     "Milliseconds between a cluster leader's heartbeats to each "
                                     "follower; below --raft-election-ms"));
+    table.push_back(config::integer("raft_trailing_entries", o.raft_trailing_entries, 1024, 1,
+                                    1'000'000, unit::count,
+                                    "Log entries a cluster's replica keeps before its newest "
+                                    "snapshot for followers a little behind; one further behind "
+                                    "gets the snapshot, by way of the cold store"));
     table.push_back(config::integer("body_timeout", o.body_timeout, 30, 1, 3600, unit::seconds,
                                     "How long a request may take to send its whole body"));
     return table;

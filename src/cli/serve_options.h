@@ -56,6 +56,7 @@ struct serve_options {
     std::uint64_t node_id = 0;
     std::uint64_t raft_election_ms = 0;
     std::uint64_t raft_heartbeat_ms = 0;
+    std::uint64_t raft_trailing_entries = 0;
     bool listen_given = false;  // --listen (or its env or file key) was set
 };
 

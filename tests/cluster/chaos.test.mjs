@@ -42,7 +42,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { uniq } from '../http/lib/http.mjs';
-import { createStream, nftMissing, readAll, readLocal, sleep, startCluster } from './lib/cluster.mjs';
+import { createStream, metricTotal, nftMissing, readAll, readLocal, sleep, startCluster } from './lib/cluster.mjs';
 import { checkHistory, checkRead, newWriter, token } from './lib/history.mjs';
 
 const envInt = (name, dflt) => (process.env[name] ? Number.parseInt(process.env[name], 10) : dflt);
@@ -109,7 +109,11 @@ describe(`chaos: ${SECONDS} s of kills, restarts and partitions, ${NODES} nodes`
     const finalProblems = [];
 
     before(async () => {
-        c = await startCluster({ nodes: NODES, replicas: REPLICAS, groups: GROUPS });
+        // Checkpoints every 64 KiB of log, 64 entries kept before one: a node
+        // back from a kill or a cut often finds its leader's log gone and
+        // catches up from a snapshot (by way of the bucket).
+        c = await startCluster({ nodes: NODES, replicas: REPLICAS, groups: GROUPS,
+                                 extraArgs: ['--checkpoint-bytes', '65536', '--raft-trailing-entries', '64'] });
         await c.waitReady(30_000);
         // A writer stream and a probe stream in every group.
         const byGroup = new Map();
@@ -524,6 +528,9 @@ describe(`chaos: ${SECONDS} s of kills, restarts and partitions, ${NODES} nodes`
             write_repeats: counts.repeats, write_errors: counts.writeErrorKinds, answers_503: counts.codes503,
             read_retries: counts.readRetries,
             in_doubt_at_end: writers.filter((w) => w.inDoubt !== null).map((w) => w.name),
+            // Since each node's last start.
+            snapshots_fetched: (await Promise.all(
+                c.nodes.map((n) => metricTotal(n, 'dstream_raft_snapshots_fetched_total')))).reduce((a, b) => a + b, 0),
         };
         console.log(`chaos: ${JSON.stringify(summary)}`);
         assert.deepEqual(problems.liveness, [], 'liveness: restarts, heals and elections');

@@ -11,14 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { uniq } from '../http/lib/http.mjs';
-import { append, createStream, readAll, readLocal, sleep, startCluster } from './lib/cluster.mjs';
-
-async function metric(node, name, group) {
-    const res = await fetch(`${node.url}/__ursula/metrics`);
-    const text = await res.text();
-    const line = text.split('\n').find((l) => l.startsWith(`${name}{group="${group}"} `));
-    return line === undefined ? 0 : Number(line.split(' ').pop());
-}
+import { append, createStream, metricTotal, readAll, readLocal, sleep, startCluster } from './lib/cluster.mjs';
 
 describe('a lagging replica catches up from a snapshot in the bucket', () => {
     let c;
@@ -44,7 +37,7 @@ describe('a lagging replica catches up from a snapshot in the bucket', () => {
             assert.ok(r.res.status === 204 || r.res.status === 200, `append ${i}: ${r.res.status} ${r.text}`);
             expected += chunk(i);
         }
-        const sentBefore = await metric(leader.node, 'dstream_raft_snapshots_sent_total', 0);
+        const sentBefore = await metricTotal(leader.node, 'dstream_raft_snapshots_sent_total');
         const leaderCommit = (await leader.node.status()).groups.find((g) => g.group === 0).commit;
 
         await lagging.restart();
@@ -59,9 +52,9 @@ describe('a lagging replica catches up from a snapshot in the bucket', () => {
             }
             await sleep(100);
         }
-        assert.ok(await metric(lagging, 'dstream_raft_snapshots_fetched_total', 0) >= 1,
+        assert.ok(await metricTotal(lagging, 'dstream_raft_snapshots_fetched_total') >= 1,
                   `node ${lagging.id} caught up without fetching a snapshot image\n${lagging.log()}`);
-        assert.ok(await metric(leader.node, 'dstream_raft_snapshots_sent_total', 0) >= Math.max(1, sentBefore),
+        assert.ok(await metricTotal(leader.node, 'dstream_raft_snapshots_sent_total') >= Math.max(1, sentBefore),
                   `the leader put no snapshot image in the bucket\n${leader.node.log()}`);
 
         const local = (await readLocal(lagging, path)).toString();

@@ -60,7 +60,7 @@ test('config print: every setting with its default and where it came from', () =
         'cold_orphan_grace_seconds', 'cold_store', 's3_endpoint', 's3_region', 's3_connect_timeout_ms',
         's3_request_timeout_ms', 'ingress_body_bytes', 'max_live_reads', 'max_live_reads_per_stream',
         'client_read_bytes_per_second', 'idle_timeout', 'cluster', 'node_id', 'raft_election_ms',
-        'raft_heartbeat_ms', 'body_timeout',
+        'raft_heartbeat_ms', 'raft_trailing_entries', 'body_timeout',
     ]);
     assert.deepEqual(e.hot_bytes, { value: '268435456', source: 'default, 256 MiB' });
     assert.deepEqual(e.listen, { value: "'127.0.0.1:4437'", source: 'default' });

@@ -579,6 +579,18 @@ export async function startCluster({ nodes = 3, replicas = 3, groups = 8, extraA
     return cluster;
 }
 
+// The sum of every sample of the metric family `name` on `node`
+// (/__ursula/metrics), 0 when it has none.
+export async function metricTotal(node, name) {
+    const res = await fetchWithin(`${node.url}/__ursula/metrics`, {}, REQUEST_MS);
+    const text = await res.text();
+    let total = 0;
+    for (const line of text.split('\n')) {
+        if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.split(' ').pop());
+    }
+    return total;
+}
+
 // ------------------------------------------------------------------ reads and writes
 
 const OCTET = { 'content-type': 'application/octet-stream' };
