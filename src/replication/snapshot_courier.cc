@@ -98,7 +98,9 @@ void snapshot_courier::send(std::uint64_t to, std::string_view bytes) {
         if (auto out = with_data(bytes, _sent->reference)) _peers.send(to, *out);
         return;
     }
-    _held[to] = std::string(bytes);
+    // Held without its image, which the put carries: one copy of it however
+    // many peers wait.
+    if (auto stripped = with_data(bytes, {})) _held[to] = std::move(*stripped);
     if (!_putting) put(snapshot->index, snapshot->term, std::string(snapshot->data));
 }
 

@@ -70,7 +70,8 @@ private:
     deliver_fn _deliver;
 
     std::optional<sent_image> _sent;            // the newest image in the store
-    std::map<std::uint64_t, std::string> _held;  // per peer: an InstallSnapshot waiting for a put
+    // Per peer: an InstallSnapshot waiting for a put, without its image.
+    std::map<std::uint64_t, std::string> _held;
     bool _putting = false;
     bool _swept = false;          // a previous run's images of this prefix are gone
     std::deque<std::string> _kept;  // keys of the images put, oldest first
