@@ -42,6 +42,7 @@ public:
     // The options of this node's replica of a group it hosts.
     replication::raft_options raft_options(std::uint32_t group) const;
     replication::raft_transport& transport(std::uint32_t group) { return _network.transport(group); }
+    replication::peer_network& network() { return _network; }
     // Before start(): `log` (of a hosted group, on `strand`) takes the group's messages.
     void attach(std::uint32_t group, replication::raft_group_log& log,
                 boost::asio::any_io_executor strand);

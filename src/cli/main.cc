@@ -18,6 +18,7 @@
 #include "base/version.h"
 #include "cli/client/client_commands.h"
 #include "cli/cluster_node.h"
+#include "cli/cluster_reads.h"
 #include "cli/cold_store.h"
 #include "cli/command.h"
 #include "cli/config_command.h"
@@ -172,6 +173,13 @@ int run_serve(const cli::serve_options& opts) {
             sweep_orphan_objects(store, *engine,
                                  std::chrono::seconds(opts.cold_orphan_grace_seconds));
         }
+    }
+    // Requests about groups this node holds no replica of go to a replica on
+    // another node, and the peers' about the groups it hosts come here.
+    std::unique_ptr<cli::cluster_reads> peer_reads;
+    if (cluster) {
+        peer_reads = std::make_unique<cli::cluster_reads>(io, *cluster, *engine);
+        engine->set_peer_reads(*peer_reads);
     }
     engine->start();
     // After the groups' starts are posted: a peer's message reaches a started log.

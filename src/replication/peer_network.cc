@@ -68,7 +68,9 @@ public:
     state(asio::io_context& io, peer_network_options options);
 
     raft_transport& transport(std::uint32_t group);
+    raft_transport& endpoint_of(std::uint32_t group);
     void attach(std::uint32_t group, raft_group_log& log, asio::any_io_executor strand);
+    void attach_node(std::function<void(std::string)> receive, asio::any_io_executor executor);
     void start();
     void stop();
     bool connected(std::uint64_t node) const;
@@ -125,6 +127,8 @@ private:
     std::map<std::uint64_t, std::unique_ptr<peer_link>> _links;
     // Made before start(), read without a lock after it.
     std::unordered_map<std::uint32_t, attached_log> _logs;
+    std::function<void(std::string)> _node_receive;
+    asio::any_io_executor _node_executor;
     std::mutex _endpoints_mutex;
     std::map<std::uint32_t, std::unique_ptr<endpoint>> _endpoints;
     std::atomic<bool> _started{false};
@@ -426,10 +430,14 @@ peer_network::state::state(asio::io_context& io, peer_network_options options)
 }
 
 raft_transport& peer_network::state::transport(std::uint32_t group) {
-    if (detail::is_reserved_group(group)) {
+    if (group >= detail::node_group) {
         throw std::invalid_argument("peer network: group " + std::to_string(group) +
                                     " is reserved");
     }
+    return endpoint_of(group);
+}
+
+raft_transport& peer_network::state::endpoint_of(std::uint32_t group) {
     const std::lock_guard lock(_endpoints_mutex);
     auto& slot = _endpoints[group];
     if (!slot) slot = std::make_unique<endpoint>(*this, group);
@@ -682,8 +690,23 @@ void peer_network::state::retire(peer_link& link, const connection& conn) {
     link.metrics.connected.add(-1);
 }
 
+void peer_network::state::attach_node(std::function<void(std::string)> receive,
+                                      asio::any_io_executor executor) {
+    if (_started) throw std::logic_error("peer network: attach_node() after start()");
+    _node_receive = std::move(receive);
+    _node_executor = std::move(executor);
+}
+
 void peer_network::state::deliver(std::uint32_t group, std::string_view bytes) {
     if (_stopped.load(std::memory_order_relaxed)) return;
+    if (group == detail::node_group) {
+        if (!_node_receive) return;
+        boost::asio::post(_node_executor,
+                          [receive = _node_receive, bytes = std::string(bytes)]() mutable {
+                              receive(std::move(bytes));
+                          });
+        return;
+    }
     const auto it = _logs.find(group);
     if (it == _logs.end()) return;  // a group this node does not host
     boost::asio::post(it->second.strand, [log = it->second.log, bytes = std::string(bytes)] {
@@ -701,6 +724,15 @@ raft_transport& peer_network::transport(std::uint32_t group) { return _state->tr
 void peer_network::attach(std::uint32_t group, raft_group_log& log,
                           boost::asio::any_io_executor strand) {
     _state->attach(group, log, std::move(strand));
+}
+
+raft_transport& peer_network::node_transport() {
+    return _state->endpoint_of(detail::node_group);
+}
+
+void peer_network::attach_node(std::function<void(std::string)> receive,
+                               boost::asio::any_io_executor executor) {
+    _state->attach_node(std::move(receive), std::move(executor));
 }
 
 void peer_network::start() { _state->start(); }

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +69,12 @@ public:
     raft_transport& transport(std::uint32_t group);
     // Before start(): messages of `group` go to `log`, posted on `strand`.
     void attach(std::uint32_t group, raft_group_log& log, boost::asio::any_io_executor strand);
+    // A node's own messages, beside its groups': what one node asks another
+    // about a group the asking node may not host. Before start(): those from
+    // the peers go to `receive`, posted on `executor`.
+    raft_transport& node_transport();
+    void attach_node(std::function<void(std::string)> receive,
+                     boost::asio::any_io_executor executor);
     // Binds the listener (throws std::runtime_error naming the address if it
     // cannot) and starts dialing.
     void start();

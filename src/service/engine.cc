@@ -180,6 +180,14 @@ engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& c
 void engine::forward(state::command_body body) {
     const std::string* key = state::command_key(body);
     group& g = group_for(key ? std::string_view(*key) : std::string_view());
+    if (!g.where().hosted && _peer_reads != nullptr) {
+        peer_request ask;
+        ask.what = peer_request::kind::propose;
+        ask.group = g.id();
+        ask.command = state::encode_command(state::command{0, std::move(body)});
+        _peer_reads->ask(std::move(ask), [](peer_answer) {});
+        return;
+    }
     g.submit_via_leader(std::move(body), {});
 }
 
@@ -303,7 +311,18 @@ asio::awaitable<state::apply_result> engine::propose(state::command_body& body,
         [this, &body, via_leader](runtime::deliver_fn<state::apply_result> done) {
             const std::string* key = state::command_key(body);
             group& g = group_for(key ? std::string_view(*key) : std::string_view());
-            if (via_leader) {
+            if (via_leader && !g.where().hosted && _peer_reads != nullptr) {
+                // The group's replica on another node has its leader propose it.
+                peer_request ask;
+                ask.what = peer_request::kind::propose;
+                ask.group = g.id();
+                ask.command = state::encode_command(state::command{0, std::move(body)});
+                _peer_reads->ask(std::move(ask), [done = std::move(done)](peer_answer a) mutable {
+                    state::apply_result r;
+                    r.refusal = std::move(a.refusal);
+                    done(std::move(r));
+                });
+            } else if (via_leader) {
                 g.submit_via_leader(std::move(body), std::move(done));
             } else {
                 g.submit(std::move(body), std::move(done));
@@ -340,6 +359,9 @@ asio::awaitable<read_plan> engine::read_group(const read_request& request,
 
 asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
                                                    std::optional<std::uint64_t> as_source_of) {
+    if (as_source_of && _peer_reads != nullptr && !group_for(request.key).where().hosted) {
+        co_return co_await read_from_peer(request, *as_source_of);
+    }
     read_plan plan = co_await read_group(request, as_source_of);
     if (!plan.inherited || plan.view.refusal) co_return std::move(plan.view);
     // The bytes below the fork point are the source's, as they were: read
@@ -353,7 +375,7 @@ asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
     stream_view inherited = co_await read_stitched(below, source);
     group& source_group = group_for(below.key);
     if ((inherited.refusal || inherited.tail < plan.inherited->end) &&
-        !source_group.where().leads) {
+        source_group.where().hosted && !source_group.where().leads) {
         // This node's replica of the source may not have applied the source,
         // or the bytes the fork inherits, yet (a follower behind its leader):
         // caught up with the leader, it has.
@@ -662,6 +684,91 @@ asio::awaitable<state::apply_result> engine::commit_parts(const parts_commit& co
         _uploads->commit(std::move(*running), commit, target.incarnation, std::move(done));
     };
     co_return co_await runtime::await_callback<state::apply_result>(copy);
+}
+
+}  // namespace dstream::service
+
+namespace dstream::service {
+
+asio::awaitable<peer_answer> engine::ask_peer(peer_request request) {
+    return runtime::await_callback<peer_answer>(
+        [this, request = std::move(request)](runtime::deliver_fn<peer_answer> done) mutable {
+            _peer_reads->ask(std::move(request), std::move(done));
+        });
+}
+
+asio::awaitable<stream_view> engine::read_from_peer(const read_request& request,
+                                                    std::uint64_t incarnation) {
+    peer_request ask;
+    ask.what = peer_request::kind::read_source;
+    ask.group = group_for(request.key).id();
+    ask.key = request.key;
+    ask.incarnation = incarnation;
+    ask.start = request.start.position;
+    ask.max_bytes = std::min(request.max_bytes, peer_read_max_bytes);
+    peer_answer answer = co_await ask_peer(std::move(ask));
+    stream_view view;
+    view.refusal = std::move(answer.refusal);
+    view.next = answer.next;
+    view.tail = answer.tail;
+    if (!answer.bytes.empty()) {
+        auto owned = std::make_shared<std::string>(std::move(answer.bytes));
+        const char* data = owned->data();
+        const std::size_t size = owned->size();
+        view.data.push_back(storage::byte_slice{std::move(owned), data, size});
+    }
+    co_return view;
+}
+
+asio::awaitable<peer_answer> engine::answer_peer(peer_request request) {
+    peer_answer answer;
+    answer.id = request.id;
+    if (request.group >= _groups.size() || !_groups[request.group]->where().hosted) {
+        answer.refusal = make_error(protocol::error_code::no_leader,
+                                    "the asked node holds no replica of the group");
+        co_return answer;
+    }
+    group& g = *_groups[request.group];
+    switch (request.what) {
+        case peer_request::kind::fork_source: {
+            result<fork_source_view> source = co_await current_source(request.key);
+            if (source) {
+                answer.source = std::move(*source);
+            } else {
+                answer.refusal = source.err();
+            }
+            break;
+        }
+        case peer_request::kind::read_source: {
+            if (!g.where().leads && !co_await catch_up(g)) {
+                answer.refusal = not_leading_refusal();
+                break;
+            }
+            read_request below;
+            below.key = std::move(request.key);
+            below.start = protocol::read_start{protocol::read_start::kind::position, request.start};
+            below.max_bytes = std::min(request.max_bytes, peer_read_max_bytes);
+            below.renews_ttl = false;
+            stream_view view = co_await read_stitched(below, request.incarnation);
+            answer.refusal = std::move(view.refusal);
+            answer.next = view.next;
+            answer.tail = view.tail;
+            for (const auto& slice : view.data) answer.bytes.append(slice.view());
+            break;
+        }
+        case peer_request::kind::propose: {
+            auto decoded = state::decode_command(request.command);
+            if (!decoded) {
+                answer.refusal = decoded.err();
+                break;
+            }
+            state::command_body body = std::move(decoded->body);
+            const state::apply_result r = co_await propose(body, true);
+            answer.refusal = r.refusal;
+            break;
+        }
+    }
+    co_return answer;
 }
 
 }  // namespace dstream::service

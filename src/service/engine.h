@@ -16,6 +16,7 @@
 #include "runtime/random.h"
 #include "service/cold_tier.h"
 #include "service/group.h"
+#include "service/peer_requests.h"
 #include "service/stream_service.h"
 
 namespace dstream::service {
@@ -47,6 +48,12 @@ public:
     std::uint64_t applied_index(std::size_t group) const;
     std::uint64_t applied_term(std::size_t group) const;
     void attach_logs(const log_factory& make_log);
+    // In a cluster with more nodes than `replicas`: where requests about a
+    // group this node holds no replica of go (a fork's source).
+    void set_peer_reads(peer_reads& peers) { _peer_reads = &peers; }
+    // A peer's request about a group this node hosts, answered once its
+    // replica caught up with the group's leader.
+    boost::asio::awaitable<peer_answer> answer_peer(peer_request request);
     // Starts each group's log and timers.
     void start();
     // The cold objects the state references (for the orphan sweep at start).
@@ -118,6 +125,14 @@ private:
     boost::asio::awaitable<stream_view> read_stitched(const read_request& request,
                                                       std::optional<std::uint64_t> as_source_of);
     boost::asio::awaitable<result<fork_source_view>> fork_source(const std::string& key);
+    // The source's view as current as its leader's: from this node's replica
+    // once caught up, or from a peer's when this node holds none.
+    boost::asio::awaitable<result<fork_source_view>> current_source(const std::string& key);
+    // A request to a replica on another node (peer_reads), as an awaitable.
+    boost::asio::awaitable<peer_answer> ask_peer(peer_request request);
+    // read_stitched() of a source whose group this node holds no replica of.
+    boost::asio::awaitable<stream_view> read_from_peer(const read_request& request,
+                                                       std::uint64_t incarnation);
     // The fork point `sub_offset` messages (JSON) or bytes past `offset`.
     boost::asio::awaitable<result<std::uint64_t>> resolve_sub_offset(
         const fork_request& fork, const fork_source_view& source);
@@ -141,6 +156,7 @@ private:
     std::vector<std::unique_ptr<group>> _groups;
     std::atomic<bool> _live_reads_ended{false};
     std::unique_ptr<snapshot_uploads> _uploads;  // null without a cold store
+    peer_reads* _peer_reads = nullptr;            // a cluster's, when it has unhosted groups
 };
 
 }  // namespace dstream::service

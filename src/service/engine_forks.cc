@@ -43,6 +43,28 @@ asio::awaitable<result<fork_source_view>> engine::fork_source(const std::string&
         });
 }
 
+asio::awaitable<result<fork_source_view>> engine::current_source(const std::string& key) {
+    group& g = group_for(key);
+    if (!g.where().hosted && _peer_reads != nullptr) {
+        peer_request ask;
+        ask.what = peer_request::kind::fork_source;
+        ask.group = g.id();
+        ask.key = key;
+        peer_answer answer = co_await ask_peer(std::move(ask));
+        if (answer.refusal) co_return *answer.refusal;
+        co_return std::move(answer.source);
+    }
+    // A replica of the source's group that does not lead it reads the source
+    // once caught up with its leader: the fork point is then neither past nor
+    // short of the tail the leader's apply of the reference checks.
+    if (!g.where().leads && !co_await catch_up(g)) {
+        co_return make_error(error_code::no_leader,
+                             "the leader of the fork source's group cannot be reached from this "
+                             "node");
+    }
+    co_return co_await fork_source(key);
+}
+
 asio::awaitable<result<std::uint64_t>> engine::resolve_sub_offset(const fork_request& fork,
                                                                   const fork_source_view& source) {
     const std::uint64_t anchor = fork.offset.value_or(source.tail);
@@ -79,15 +101,7 @@ asio::awaitable<result<std::uint64_t>> engine::resolve_sub_offset(const fork_req
 
 asio::awaitable<state::apply_result> engine::create_fork(state::create_stream& create,
                                                          const fork_request& fork) {
-    // A replica of the source's group that does not lead it reads the source
-    // once caught up with its leader: the fork point is then neither past nor
-    // short of the tail the leader's apply of the reference checks.
-    if (group& g = group_for(fork.source_key); !g.where().leads && !co_await catch_up(g)) {
-        co_return refusal(make_error(
-            error_code::no_leader,
-            "the leader of the fork source's group cannot be reached from this node"));
-    }
-    const result<fork_source_view> source = co_await fork_source(fork.source_key);
+    const result<fork_source_view> source = co_await current_source(fork.source_key);
     if (!source) co_return refusal(source.err());
     if (fork.content_type_given &&
         !protocol::same_media_type(create.content_type, source->content_type)) {

@@ -5,7 +5,9 @@
 // proposal). A byte fork at an offset and a JSON fork at a sub-offset read
 // alike through every node; a soft-deleted source answers 410 and its URL 409
 // until the fork goes, and then, the fork's release having gone to the
-// source's leader, is collected and can be created again.
+// source's leader, is collected and can be created again. With 5 nodes and 3
+// replicas, the same where the fork's leader holds no replica of the
+// source's group (it asks a node that does).
 //
 //   tests/s3/with_s3rver.sh node --test tests/cluster/forks.test.mjs   (DSTREAM_BIN set)
 import assert from 'node:assert/strict';
@@ -23,6 +25,18 @@ describe('forks across groups led by different nodes', () => {
     before(async () => {
         c = await startCluster({ nodes: 3, replicas: 3, groups: 8 });
         await c.waitReady(30_000);
+        // One node may have won every election: killed and restarted, it
+        // leaves some groups to the others.
+        for (let attempt = 0; attempt < 4; attempt++) {
+            const leaders = new Set();
+            for (let g = 0; g < 8; g++) leaders.add((await c.leaderOf(g)).id);
+            if (leaders.size >= 2) break;
+            const only = c.node([...leaders][0]);
+            await only.kill9();
+            for (let g = 0; g < 8; g++) await c.leaderOf(g);
+            await only.restart();
+            await c.waitReady(30_000);
+        }
     });
     after(async () => { await c?.stop(); });
 
@@ -91,5 +105,52 @@ describe('forks across groups led by different nodes', () => {
         }
         const reborn = await send(p.source, { method: 'PUT', headers: TEXT, body: 'new life' });
         assert.equal(reborn.res.status, 201, `PUT after the collection: ${reborn.res.status} ${reborn.text}`);
+    });
+});
+
+describe('5 nodes, 3 replicas: a fork whose leader holds no replica of its source\'s group', () => {
+    let c;
+    before(async () => {
+        c = await startCluster({ nodes: 5, replicas: 3, groups: 8 });
+        await c.waitReady(30_000);
+    });
+    after(async () => { await c?.stop(); });
+
+    const send = (path, init) => requestRetrying(c, null, path, init);
+    const hosts = async (node, group) => (await node.status()).groups.some((g) => g.group === group);
+
+    test('created, read alike through every node, and its source collected after it', async () => {
+        let source;
+        let fork;
+        let forkLeader;
+        for (let i = 0; i < 64 && !fork; i++) {
+            const sourceCandidate = `/cluster/${uniq('far-src')}`;
+            const candidate = `/cluster/${uniq('far-fork')}`;
+            const l = await c.leaderOf(await c.groupOf(candidate));
+            if (!(await hosts(l.node, await c.groupOf(sourceCandidate)))) {
+                source = sourceCandidate;
+                fork = candidate;
+                forkLeader = l;
+            }
+        }
+        assert.ok(fork, 'no fork path whose leader holds no replica of the source\'s group');
+        assert.equal((await send(source, { method: 'PUT', headers: TEXT, body: 'abcdef' })).res.status, 201);
+        const forked = await send(fork, { method: 'PUT', headers: { ...TEXT, 'stream-forked-from': source,
+                                                                      'stream-fork-offset': tok(4) } });
+        assert.equal(forked.res.status, 201, `PUT fork on node ${forkLeader.id}: ${forked.res.status} ${forked.text}`);
+        assert.equal((await send(fork, { method: 'POST', headers: TEXT, body: 'XY' })).res.status, 204);
+        for (const n of c.nodes) {
+            assert.equal((await readAll(n, fork)).toString(), 'abcdXY', `the fork read through node ${n.id}`);
+        }
+        assert.equal((await send(source, { method: 'DELETE' })).res.status, 204);
+        assert.equal((await send(source, { method: 'PUT', headers: TEXT, body: 'again' })).res.status, 409);
+        assert.equal((await readAll(forkLeader.node, fork)).toString(), 'abcdXY');
+        assert.equal((await send(fork, { method: 'DELETE' })).res.status, 204);
+        const deadline = Date.now() + 10_000;
+        while ((await send(source, { method: 'HEAD' })).res.status !== 404) {
+            assert.ok(Date.now() < deadline, 'the soft-deleted source was not collected');
+            await sleep(50);
+        }
+        assert.equal((await send(source, { method: 'PUT', headers: TEXT, body: 'new life' })).res.status, 201);
     });
 });

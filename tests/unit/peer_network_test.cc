@@ -480,5 +480,39 @@ TEST(PeerNetwork, SendsFromManyThreadsShareWritesAndPingsMeasureTheRoundTrip) {
     EXPECT_NE(text.find("dstream_peer_connected{peer=\"41\"} 1"), std::string::npos);
 }
 
+TEST(PeerNetwork, NodeChannelMessagesReachTheOtherNodesReceiverBothWays) {
+    running_io run;
+    const std::uint16_t p1 = free_port(), p2 = free_port();
+    const auto options = [&](std::uint64_t node) {
+        peer_network_options o;
+        o.cluster_id = cluster;
+        o.node = node;
+        o.listen = local(node == 1 ? p1 : p2);
+        o.peers.push_back({node == 1 ? 2u : 1u, local(node == 1 ? p2 : p1)});
+        return o;
+    };
+    peer_network one(run.io, options(1)), two(run.io, options(2));
+    std::mutex mutex;
+    std::vector<std::string> at_one, at_two;
+    one.attach_node([&](std::string m) { std::lock_guard l(mutex); at_one.push_back(std::move(m)); },
+                    asio::make_strand(run.io));
+    two.attach_node([&](std::string m) { std::lock_guard l(mutex); at_two.push_back(std::move(m)); },
+                    asio::make_strand(run.io));
+    one.start();
+    two.start();
+    ASSERT_TRUE(wait_until([&] { return one.connected(2) && two.connected(1); }));
+    one.node_transport().send(2, "asked");
+    two.node_transport().send(1, "answered");
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard l(mutex);
+        return at_one.size() == 1 && at_two.size() == 1;
+    }));
+    EXPECT_EQ(at_two.front(), "asked");
+    EXPECT_EQ(at_one.front(), "answered");
+    EXPECT_THROW(one.transport(detail::node_group), std::invalid_argument);
+    one.stop();
+    two.stop();
+}
+
 }  // namespace
 }  // namespace dstream::replication

@@ -31,6 +31,8 @@ inline constexpr std::uint32_t max_frame_bytes = 64u << 20;
 
 inline constexpr std::uint32_t ping_group = 0xffffffff;
 inline constexpr std::uint32_t pong_group = 0xfffffffe;
+// A node's own messages, beside its groups' (peer_network::node_transport).
+inline constexpr std::uint32_t node_group = 0xfffffffd;
 inline constexpr bool is_reserved_group(std::uint32_t group) { return group >= pong_group; }
 
 struct hello_prefix {
