@@ -24,9 +24,16 @@
 #   dstream-durable   build/dstream serve --data-dir TEMP (write-ahead log)
 #   reference-memory  reference server, in memory
 #   dstream-memory    build/dstream serve --memory
-# and, when asked for in --servers (run under tests/s3/with_s3rver.sh):
+# and, when asked for in --servers:
 #   dstream-s3        dstream-durable with its cold tier in the harness's
-#                     bucket (--cold-store s3://BUCKET/bench --s3-endpoint ...)
+#                     bucket (--cold-store s3://BUCKET/bench --s3-endpoint ...;
+#                     run under tests/s3/with_s3rver.sh)
+#   nginx-floor       the floor of one HTTP exchange (append only): Debian's
+#                     nginx, installed when missing, as one process answering
+#                     PUT 201 / POST 204 with Stream-Next-Offset and doing
+#                     nothing else (bench/nginx_floor.conf); the table gives
+#                     dstream's figures as ratios to it, e.g.
+#                     --servers nginx-floor,dstream-memory,dstream-durable
 # Every round runs them in that order (reference and dstream alternate); the
 # table reports medians over --pairs rounds (default 3) and the ratios
 # dstream-durable / reference-file and dstream-durable / reference-memory.
@@ -156,11 +163,24 @@ for s in "${SERVER_LIST[@]}"; do
         dstream-s3)
             [[ -n "${DSTREAM_TEST_S3_ENDPOINT:-}" ]] ||
                 { echo "compare: dstream-s3 needs an S3 endpoint: run under tests/s3/with_s3rver.sh" >&2; exit 2; } ;;
+        nginx-floor)
+            [[ "$SCENARIO" == append ]] ||
+                { echo "compare: nginx-floor answers appends only (--scenario append)" >&2; exit 2; } ;;
         *) echo "compare: unknown server '$s' in --servers" >&2; exit 2 ;;
     esac
 done
 
 command -v node >/dev/null || { echo "compare: node is not installed (run scripts/install-deps)" >&2; exit 1; }
+NGINX_BIN=""
+if [[ ",$SERVERS," == *,nginx-floor,* ]]; then
+    if ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
+        echo "compare: installing Debian's nginx for nginx-floor" >&2
+        sudo_cmd=()
+        [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo -n)
+        "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends nginx >&2
+    fi
+    NGINX_BIN=$(command -v nginx || echo /usr/sbin/nginx)
+fi
 command -v curl >/dev/null || { echo "compare: curl is not installed (run scripts/install-deps)" >&2; exit 1; }
 
 uses_dstream=0
@@ -269,6 +289,10 @@ start_server() {
         dstream-s3)
             "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" "${hot[@]}" \
                 --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/bench" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" >"$log" 2>&1 &
+            ;;
+        nginx-floor)
+            sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" "$ROOT/bench/nginx_floor.conf" >"$dir/nginx.conf"
+            "$NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" >"$log" 2>&1 &
             ;;
     esac
     SERVER_PID=$!

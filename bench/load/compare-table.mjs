@@ -123,6 +123,8 @@ const ratios = [
     ["dstream-durable", "reference-memory"],
     ["dstream-memory", "reference-memory"],
     ["dstream-s3", "dstream-durable"],
+    ["dstream-memory", "nginx-floor"],
+    ["dstream-durable", "nginx-floor"],
 ].filter(([a, b]) => stats.has(a) && stats.has(b));
 const ratioColumns = columns.map((c, i) => [c, i]).filter(([c]) => c.ratio);
 if (ratios.length) {
