@@ -34,6 +34,12 @@
 #                     nothing else (bench/nginx_floor.conf); the table gives
 #                     dstream's figures as ratios to it, e.g.
 #                     --servers nginx-floor,dstream-memory,dstream-durable
+#   fanout-floor      the floor of one SSE delivery (fanout only):
+#                     bench/load/fanout_floor.cc, one thread sending each
+#                     append's ready-made event to every subscriber in one
+#                     send() and doing nothing else; built beside
+#                     dstream-bench; dstream's figures as ratios to it, e.g.
+#                     --scenario fanout --servers fanout-floor,dstream-memory,dstream-durable
 # Every round runs them in that order (reference and dstream alternate); the
 # table reports medians over --pairs rounds (default 3) and the ratios
 # dstream-durable / reference-file and dstream-durable / reference-memory.
@@ -166,6 +172,9 @@ for s in "${SERVER_LIST[@]}"; do
         nginx-floor)
             [[ "$SCENARIO" == append ]] ||
                 { echo "compare: nginx-floor answers appends only (--scenario append)" >&2; exit 2; } ;;
+        fanout-floor)
+            [[ "$SCENARIO" == fanout ]] ||
+                { echo "compare: fanout-floor serves SSE subscribers only (--scenario fanout)" >&2; exit 2; } ;;
         *) echo "compare: unknown server '$s' in --servers" >&2; exit 2 ;;
     esac
 done
@@ -210,6 +219,13 @@ if [[ -z "$BENCH_BIN" ]]; then
     fi
 fi
 [[ -x "$BENCH_BIN" ]] || { echo "compare: load generator '$BENCH_BIN' is not executable" >&2; exit 1; }
+# Built with dstream-bench (bench/load/CMakeLists.txt), so found beside it.
+FANOUT_FLOOR_BIN="$(dirname "$BENCH_BIN")/fanout-floor"
+if [[ ",$SERVERS," == *,fanout-floor,* && ! -x "$FANOUT_FLOOR_BIN" ]]; then
+    echo "compare: '$FANOUT_FLOOR_BIN' is missing; build it beside dstream-bench" \
+        "(cmake --build --preset default --target fanout-floor, or the bench/load build of --bench)" >&2
+    exit 1
+fi
 
 # The reference server's package (pinned in tests/conformance/package.json).
 CONF="$ROOT/tests/conformance"
@@ -294,6 +310,7 @@ start_server() {
             sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" "$ROOT/bench/nginx_floor.conf" >"$dir/nginx.conf"
             "$NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" >"$log" 2>&1 &
             ;;
+        fanout-floor) "$FANOUT_FLOOR_BIN" --listen "127.0.0.1:$port" >"$log" 2>&1 & ;;
     esac
     SERVER_PID=$!
     local deadline=$(($(now_us) + 15000000))

@@ -125,6 +125,8 @@ const ratios = [
     ["dstream-s3", "dstream-durable"],
     ["dstream-memory", "nginx-floor"],
     ["dstream-durable", "nginx-floor"],
+    ["dstream-memory", "fanout-floor"],
+    ["dstream-durable", "fanout-floor"],
 ].filter(([a, b]) => stats.has(a) && stats.has(b));
 const ratioColumns = columns.map((c, i) => [c, i]).filter(([c]) => c.ratio);
 if (ratios.length) {
