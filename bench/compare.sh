@@ -5,7 +5,8 @@
 #   bench/compare.sh [--scenario append|fanout|catchup|longpoll]
 #                    [--duration S] [--warmup S] [--pairs N] [--quick]
 #                    [--surface v1|bucket] [--servers LIST] [--threads N]
-#                    [--ref-file-handles N] [--hot-bytes N] [--dstream PATH] [--bench PATH] [--out DIR]
+#                    [--ref-file-handles N] [--hot-bytes N] [--perf-stat]
+#                    [--dstream PATH] [--bench PATH] [--out DIR]
 #     append:   [--streams N] [--connections C] [--body-bytes B] [--producer]
 #     fanout:   [--subscribers M] [--rate R] [--body-bytes B] [--writers W]
 #     longpoll: [--streams N] [--rate R] [--body-bytes B] [--writers W]
@@ -17,6 +18,13 @@
 #
 # --out DIR keeps results.jsonl (one dstream-bench JSON line per run) and
 # report.md there.
+#
+# --perf-stat counts the server's system calls and context switches with
+# `perf stat -p` (Debian's linux-perf, installed when missing; needs root or
+# a low kernel.perf_event_paranoid): in the timed scenarios from warm-up +
+# 0.5 s after the generator starts, for the window less 1 s; in catchup over
+# the reads. The table adds them per operation (append, delivery, MB): the
+# counts divided by the JSON line's rate times the seconds perf counted.
 #
 # Four servers, each started fresh on a free 127.0.0.1 port for every run and
 # stopped after it:
@@ -98,6 +106,7 @@ OUT=""
 REF_FILE_HANDLES=""
 HOT_BYTES=""
 SETTLE=0
+PERF_STAT=0
 
 usage() {
     sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
@@ -131,6 +140,7 @@ while [[ $# -gt 0 ]]; do
         --hot-bytes) need_value "$@"; HOT_BYTES=$2; shift 2 ;;
         --settle) need_value "$@"; SETTLE=$2; shift 2 ;;
         --producer) PRODUCER=1; shift ;;
+        --perf-stat) PERF_STAT=1; shift ;;
         --quick) QUICK=1; PAIRS=1; DURATION=3; WARMUP=1; shift ;;
         -h | --help) usage ;;
         *) echo "compare: unknown argument '$1'" >&2; usage ;;
@@ -192,6 +202,38 @@ if [[ ",$SERVERS," == *,nginx-floor,* ]]; then
 fi
 command -v curl >/dev/null || { echo "compare: curl is not installed (run scripts/install-deps)" >&2; exit 1; }
 
+# What --perf-stat counts: the calls of the table's columns (bench/load/perf-counts.mjs
+# groups them), all calls, and context switches.
+PERF_EVENTS=syscalls:sys_enter_futex,syscalls:sys_enter_recvfrom,syscalls:sys_enter_recvmsg,syscalls:sys_enter_read
+PERF_EVENTS+=,syscalls:sys_enter_sendto,syscalls:sys_enter_sendmsg,syscalls:sys_enter_write,syscalls:sys_enter_writev
+PERF_EVENTS+=,syscalls:sys_enter_sendfile64,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait
+PERF_EVENTS+=,syscalls:sys_enter_epoll_pwait2,raw_syscalls:sys_enter,context-switches
+if [[ $PERF_STAT -eq 1 ]]; then
+    if [[ $SCENARIO != catchup ]] && ! awk -v d="$DURATION" 'BEGIN { exit !(d >= 2) }'; then
+        echo "compare: --perf-stat counts the window less 1 s: --duration must be at least 2" >&2
+        exit 2
+    fi
+    if ! command -v perf >/dev/null; then
+        echo "compare: installing Debian's linux-perf for --perf-stat" >&2
+        sudo_cmd=()
+        [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo -n)
+        "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends linux-perf >&2
+    fi
+    # Attach once to a process of our own, as every run will attach to its server.
+    sleep 5 &
+    probe=$!
+    if ! probe_error=$(perf stat -x, -e "$PERF_EVENTS" -p "$probe" -- sleep 0.1 2>&1 >/dev/null); then
+        kill "$probe" 2>/dev/null || true
+        echo "compare: --perf-stat: perf stat cannot count system calls of another process here" \
+            "(kernel.perf_event_paranoid is $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown);" \
+            "syscall tracepoints need root, or perf_event_paranoid -1 and a readable /sys/kernel/tracing). perf said:" >&2
+        sed 's/^/    /' <<<"$probe_error" >&2
+        exit 1
+    fi
+    kill "$probe" 2>/dev/null || true
+    wait "$probe" 2>/dev/null || true
+fi
+
 uses_dstream=0
 uses_reference=0
 for s in "${SERVER_LIST[@]}"; do
@@ -241,6 +283,7 @@ RESULTS="$WORK/results.jsonl"
 : >"$RESULTS"
 SERVER_PID=""
 BENCH_PID=""
+PERF_PID=""
 
 stop_server() {
     if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -261,6 +304,10 @@ cleanup() {
     if [[ -n "$BENCH_PID" ]] && kill -0 "$BENCH_PID" 2>/dev/null; then
         kill -TERM "$BENCH_PID" 2>/dev/null || true
         wait "$BENCH_PID" 2>/dev/null || true
+    fi
+    if [[ -n "$PERF_PID" ]] && kill -0 "$PERF_PID" 2>/dev/null; then
+        kill -INT "$PERF_PID" 2>/dev/null || true
+        wait "$PERF_PID" 2>/dev/null || true
     fi
     stop_server
     if [[ -n "$OUT" && -s "$RESULTS" ]]; then
@@ -368,11 +415,44 @@ case "$SCENARIO" in
         ;;
 esac
 
+# start_perf DIR: perf stat on the server in the background (PERF_PID),
+# counts into DIR/perf.csv. A timed scenario's window is known from the
+# launch: perf waits out the warm-up and half a second, counts for the window
+# less a second and stops by itself. A catch-up's reads follow a fill of
+# unknown length: perf counts from the launch in 10 ms intervals, and
+# bench/load/perf-counts.mjs keeps those of the reads.
+start_perf() {
+    local dir=$1
+    if [[ $SCENARIO == catchup ]]; then
+        PERF_STARTED_US=$(now_us)
+        perf stat -I 10 -x, -o "$dir/perf.csv" -e "$PERF_EVENTS" -p "$SERVER_PID" 2>"$dir/perf.err" &
+    else
+        (sleep "$PERF_DELAY" && exec perf stat -x, -o "$dir/perf.csv" -e "$PERF_EVENTS" -p "$SERVER_PID" \
+            -- sleep "$PERF_SECONDS") 2>"$dir/perf.err" &
+    fi
+    PERF_PID=$!
+}
+
+# stop_perf: after the generator has exited; sets PERF_ARGS for perf-counts.mjs.
+stop_perf() {
+    if [[ $SCENARIO == catchup ]]; then
+        PERF_ARGS=(--reads-ended-at "$(awk -v a="$PERF_STARTED_US" -v b="$(now_us)" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')")
+        kill -INT "$PERF_PID" 2>/dev/null || true
+    else
+        # It has stopped by itself, unless the generator ended early.
+        PERF_ARGS=("$PERF_SECONDS")
+    fi
+    wait "$PERF_PID" 2>/dev/null || true
+    PERF_PID=""
+}
+PERF_DELAY=$(awk -v w="$WARMUP" 'BEGIN { print w + 0.5 }')
+PERF_SECONDS=$(awk -v d="$DURATION" 'BEGIN { print d - 1 }')
+
 # run_one NAME ROUND: fresh server, one run of the scenario, stop, record.
 run_one() {
     local name=$1 round=$2
     local dir="$WORK/$name-$round"
-    local port rc json
+    local port rc json perf_json="" perf_text=""
     port=$(free_port)
     [[ "$port" =~ ^[0-9]+$ ]] || { echo "compare: could not pick a free port" >&2; return 1; }
     mkdir -p "$dir"
@@ -381,17 +461,32 @@ run_one() {
         --threads "$THREADS" --server-pid "$SERVER_PID")
     timeout --kill-after=5 "$RUN_LIMIT" "$BENCH_BIN" "${args[@]}" >"$dir/bench.json" 2>"$dir/bench.txt" &
     BENCH_PID=$!
+    [[ $PERF_STAT -eq 1 ]] && start_perf "$dir"
     if wait "$BENCH_PID"; then rc=0; else rc=$?; fi
     BENCH_PID=""
+    [[ $PERF_STAT -eq 1 ]] && stop_perf
     stop_server
     json=$(grep -m1 '^{"scenario"' "$dir/bench.json" || true)
-    printf '{"server":"%s","round":%d,"rc":%d,"result":%s}\n' "$name" "$round" "$rc" "${json:-null}" >>"$RESULTS"
+    local perf_field=""
+    if [[ $PERF_STAT -eq 1 ]]; then
+        if [[ -n "$json" ]]; then
+            { read -r perf_json; read -r perf_text; } < <(node "$ROOT/bench/load/perf-counts.mjs" \
+                "$dir/perf.csv" "$dir/bench.json" "${PERF_ARGS[@]}") || true
+        fi
+        perf_field=",\"perf\":${perf_json:-null}"
+    fi
+    printf '{"server":"%s","round":%d,"rc":%d,"result":%s%s}\n' "$name" "$round" "$rc" "${json:-null}" \
+        "$perf_field" >>"$RESULTS"
     printf '  %-17s ' "$name"
     if [[ -n "$json" ]]; then
         grep -E "^  ($SUMMARY_LINES) " "$dir/bench.txt" | sed 's/^  //' | tr -s ' ' | paste -sd '|' | sed 's/|/ | /g'
     else
         echo "FAILED (exit $rc)"
         sed 's/^/    /' "$dir/bench.txt" >&2 || true
+    fi
+    if [[ -n "$perf_text" ]]; then
+        echo "    $perf_text"
+        [[ "${perf_json:-null}" == null && -s "$dir/perf.err" ]] && sed 's/^/      /' "$dir/perf.err"
     fi
     rm -rf "$dir/data"
 }

@@ -4,7 +4,8 @@
 //
 //   node bench/load/compare-table.mjs RESULTS.jsonl
 //
-// Each line of RESULTS.jsonl: {"server":NAME,"round":N,"rc":EXIT,"result":<dstream-bench JSON or null>}.
+// Each line of RESULTS.jsonl: {"server":NAME,"round":N,"rc":EXIT,"result":<dstream-bench JSON or null>}
+// and, with compare.sh --perf-stat, "perf":<bench/load/perf-counts.mjs object or null>.
 import { readFileSync } from "node:fs";
 
 const file = process.argv[2];
@@ -34,6 +35,12 @@ const median = (xs) => {
     return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 };
 const fmt = (x, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
+// Per-operation counts run from 0.001 (futex per delivery) to thousands.
+const significant = (x) => {
+    if (!Number.isFinite(x)) return "n/a";
+    if (x === 0) return "0";
+    return x >= 1000 ? thousands(x) : x.toPrecision(3);
+};
 const thousands = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "n/a");
 const ms = (us) => us / 1000;
 const mib = (kib) => (kib ?? NaN) / 1024;
@@ -63,6 +70,18 @@ const deliveryColumns = [
     },
     generatorColumn,
 ];
+// compare.sh --perf-stat: the server's calls per operation, from the run's
+// `perf` object (picks get the dstream-bench result and the whole row).
+const perfColumns = (op) => [
+    { label: `syscalls/${op}`, ratio: `syscalls/${op}`, format: significant, pick: (j, r) => r.perf?.per?.syscalls },
+    { label: `futex/${op}`, format: significant, pick: (j, r) => r.perf?.per?.futex },
+    { label: `recv+read/${op}`, format: significant, pick: (j, r) => r.perf?.per?.recv },
+    { label: `send+write/${op}`, format: significant, pick: (j, r) => r.perf?.per?.send },
+    { label: `epoll_wait/${op}`, format: significant, pick: (j, r) => r.perf?.per?.epoll_wait },
+    { label: `context switches/${op}`, format: significant, pick: (j, r) => r.perf?.per?.context_switches },
+];
+const perfOp = { append: "append", fanout: "delivery", longpoll: "delivery", catchup: "MB" };
+
 // Per scenario; the first column is the headline, listed per run below the tables.
 const columnsFor = {
     append: [
@@ -87,11 +106,13 @@ const columnsFor = {
 };
 
 const scenario = rows.find((r) => r.result)?.result.scenario ?? "append";
-const columns = columnsFor[scenario];
-if (!columns) {
+if (!columnsFor[scenario]) {
     console.error(`compare-table: no columns for scenario '${scenario}'`);
     process.exit(2);
 }
+const columns = rows.some((r) => "perf" in r)
+    ? [...columnsFor[scenario], ...perfColumns(perfOp[scenario])]
+    : columnsFor[scenario];
 const headline = columns[0];
 const show = (c, x) => (c.format ? c.format(x) : fmt(x, c.digits));
 
@@ -103,7 +124,7 @@ for (const name of order) {
         runs: runs.length,
         failed: runs.filter((r) => r.rc !== 0 || !r.result).length,
         values: columns.map((c) =>
-            c.sum ? ok.reduce((a, r) => a + (c.pick(r.result) ?? 0), 0) : median(ok.map((r) => c.pick(r.result))),
+            c.sum ? ok.reduce((a, r) => a + (c.pick(r.result, r) ?? 0), 0) : median(ok.map((r) => c.pick(r.result, r))),
         ),
         perRun: runs.map((r) => (r.result ? show(headline, headline.pick(r.result)) : `failed (rc ${r.rc})`)),
     });
