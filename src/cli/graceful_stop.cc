@@ -5,12 +5,12 @@
 
 namespace dstream::cli {
 
-graceful_stop::graceful_stop(boost::asio::io_context& io, edge::server& server,
+graceful_stop::graceful_stop(runtime::io_threads& threads, edge::server& server,
                              std::chrono::seconds bound)
-    : _io(io),
+    : _threads(threads),
       _server(server),
       _bound(bound),
-      _strand(boost::asio::make_strand(io)),
+      _strand(boost::asio::make_strand(threads.contexts().first())),
       _timer(_strand) {}
 
 void graceful_stop::begin(int signal) {
@@ -34,7 +34,7 @@ void graceful_stop::finish(bool bound_reached) {
         spdlog::warn("dstream stopping: bound of {} s reached, cutting what is left: {}",
                      _bound.count(), _server.open_work());
     }
-    _io.stop();
+    _threads.stop();
 }
 
 }  // namespace dstream::cli

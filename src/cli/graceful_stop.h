@@ -12,12 +12,13 @@
 
 #include "edge/server.h"
 #include "metrics/stopwatch.h"
+#include "runtime/io_threads.h"
 
 namespace dstream::cli {
 
 class graceful_stop {
 public:
-    graceful_stop(boost::asio::io_context& io, edge::server& server, std::chrono::seconds bound);
+    graceful_stop(runtime::io_threads& threads, edge::server& server, std::chrono::seconds bound);
 
     // Any thread, once.
     void begin(int signal);
@@ -30,7 +31,7 @@ public:
 private:
     void finish(bool bound_reached);
 
-    boost::asio::io_context& _io;
+    runtime::io_threads& _threads;
     edge::server& _server;
     std::chrono::seconds _bound;
     boost::asio::strand<boost::asio::io_context::executor_type> _strand;

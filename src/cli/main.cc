@@ -5,11 +5,9 @@
 #include <filesystem>
 #include <malloc.h>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include <CLI/CLI.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -32,6 +30,7 @@
 #include "edge/server.h"
 #include "log/node_wal.h"
 #include "runtime/clock.h"
+#include "runtime/io_threads.h"
 #include "runtime/node_identity.h"
 #include "service/cold_reads.h"
 #include "service/engine.h"
@@ -101,7 +100,8 @@ int run_serve(const cli::serve_options& opts) {
     edge_opts.client_read_bytes_per_second = opts.client_read_bytes_per_second;
     edge_opts.limits = edge::admission_limits{opts.ingress_body_bytes, opts.max_live_reads,
                                               opts.max_live_reads_per_stream};
-    boost::asio::io_context io(static_cast<int>(opts.threads));
+    runtime::io_threads threads(opts.threads);
+    const runtime::io_contexts& io = threads.contexts();
     // Blocking object-store I/O runs here, never on the edge or a group.
     boost::asio::thread_pool io_pool(2);
     std::unique_ptr<log::node_wal> wal;
@@ -114,7 +114,8 @@ int run_serve(const cli::serve_options& opts) {
     std::string listen = opts.listen;
     if (!opts.cluster.empty()) {
         cluster = std::make_unique<cli::cluster_node>(
-            io, config::read_cluster_file(opts.cluster), static_cast<std::uint32_t>(opts.node_id),
+            io.first(), config::read_cluster_file(opts.cluster),
+            static_cast<std::uint32_t>(opts.node_id),
             cli::raft_timing{static_cast<unsigned>(opts.raft_election_ms),
                              static_cast<unsigned>(opts.raft_heartbeat_ms),
                              static_cast<unsigned>(opts.raft_trailing_entries)});
@@ -135,9 +136,9 @@ int run_serve(const cli::serve_options& opts) {
             member = runtime::node_meta{cluster->map().cluster_id(), cluster->map().groups(),
                                         static_cast<std::uint32_t>(opts.node_id)};
         }
-        const runtime::node_meta meta = runtime::load_or_create_node_meta(
-            dir, cluster ? cluster->map().groups() : opts.groups, posix_file_io(),
-            member ? &*member : nullptr);
+        const runtime::node_meta meta =
+            runtime::load_or_create_node_meta(dir, cluster ? cluster->map().groups() : opts.groups,
+                                              posix_file_io(), member ? &*member : nullptr);
         edge_opts.cluster_id = meta.cluster_id;
         storage::object_store& store = cold_store.emplace(opts, dir, meta.cluster_id).store();
         service::cold_tier cold;
@@ -160,9 +161,8 @@ int run_serve(const cli::serve_options& opts) {
         };
         std::vector<cli::recovered_log> recovered =
             cli::recover(*engine, *checkpoints, *wal, voters_of);
-        engine->attach_logs(
-            cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered,
-                          cli::cluster_logs{cluster.get(), &store}));
+        engine->attach_logs(cli::wal_logs(*wal, *checkpoints, io_pool.get_executor(), recovered,
+                                          cli::cluster_logs{cluster.get(), &store}));
         wal->start();
         cli::release_checkpointed(*wal, recovered);
         if (cluster) {
@@ -178,7 +178,7 @@ int run_serve(const cli::serve_options& opts) {
     // another node, and the peers' about the groups it hosts come here.
     std::unique_ptr<cli::cluster_reads> peer_reads;
     if (cluster) {
-        peer_reads = std::make_unique<cli::cluster_reads>(io, *cluster, *engine);
+        peer_reads = std::make_unique<cli::cluster_reads>(io.first(), *cluster, *engine);
         engine->set_peer_reads(*peer_reads);
     }
     engine->start();
@@ -194,11 +194,11 @@ int run_serve(const cli::serve_options& opts) {
         version(), host, server.port(), opts.memory ? "-" : opts.data_dir,
         opts.memory ? std::string("memory")
         : cluster   ? "cluster node " + std::to_string(opts.node_id)
-                    : std::string("durable"), engine->group_count(), opts.threads,
-        edge_opts.cluster_id, cold_store ? cold_store->where() : "-", opts.access_log,
-        opts.shutdown_timeout_seconds);
+                    : std::string("durable"),
+        engine->group_count(), opts.threads, edge_opts.cluster_id,
+        cold_store ? cold_store->where() : "-", opts.access_log, opts.shutdown_timeout_seconds);
 
-    cli::graceful_stop stop(io, server, std::chrono::seconds(opts.shutdown_timeout_seconds));
+    cli::graceful_stop stop(threads, server, std::chrono::seconds(opts.shutdown_timeout_seconds));
     // A cluster's node hands its leaderships over first (for up to 3 s), so
     // that no group waits an election timeout for the node that left.
     signals.on_first([&stop, &cluster](int sig) {
@@ -210,10 +210,7 @@ int run_serve(const cli::serve_options& opts) {
         cluster->hand_over(std::chrono::seconds(3), [&stop, sig] { stop.begin(sig); });
     });
 
-    std::vector<std::thread> threads;
-    for (unsigned i = 1; i < opts.threads; ++i) threads.emplace_back([&io] { io.run(); });
-    io.run();
-    for (auto& t : threads) t.join();
+    threads.run();
     if (cluster) cluster->stop();
     if (cold_reads) cold_reads->stop();
     io_pool.join();

@@ -143,13 +143,14 @@ struct server::connection {
     bool busy = false;       // from a request's head to the end of its answer
 };
 
-server::server(asio::io_context& io, service::stream_service& service, edge_options options)
+server::server(const runtime::io_contexts& io, service::stream_service& service,
+               edge_options options)
     : _io(io),
       _service(service),
       _options(std::move(options)),
       _gate(_options.limits),
       _quota(_options.client_read_bytes_per_second),
-      _acceptor(asio::make_strand(io)),
+      _acceptor(asio::make_strand(io.first())),
       _metrics(http_metrics::get()) {
     _options.gate = &_gate;
     _options.quota = &_quota;
@@ -202,7 +203,7 @@ void server::drain(std::function<void()> drained) {
     // After the posts above: a woken reader reaches its strand behind them,
     // so its answer already says the connection closes.
     _service.end_live_reads();
-    if (already) asio::post(_io, std::move(already));
+    if (already) asio::post(_io.first(), std::move(already));
 }
 
 std::string server::open_work() const {
@@ -229,7 +230,7 @@ void server::forget(const connection* conn) {
         _connections.erase(conn);
         if (_draining && _connections.empty()) drained = std::exchange(_drained, nullptr);
     }
-    if (drained) asio::post(_io, std::move(drained));
+    if (drained) asio::post(_io.first(), std::move(drained));
 }
 
 asio::awaitable<void> server::accept_loop() {
@@ -239,10 +240,10 @@ asio::awaitable<void> server::accept_loop() {
     constexpr auto first_pause = std::chrono::milliseconds(5);
     constexpr auto longest_pause = std::chrono::seconds(1);
     std::chrono::milliseconds pause{0};
-    asio::steady_timer timer(_io);
+    asio::steady_timer timer(_io.first());
     while (_acceptor.is_open()) {
         boost::system::error_code ec;
-        const connection_executor strand(_io);
+        const connection_executor strand(_io.of(_accepted++));
         connection_socket socket =
             co_await _acceptor.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {

@@ -1,7 +1,7 @@
 #pragma once
 // The HTTP/1.1 listener: accepts connections and runs one coroutine per
-// connection on its own strand. Keep-alive and pipelined requests are served
-// in order; slow or idle clients time out without holding a thread.
+// connection on its own strand, on one of the I/O threads (round robin). Keep-alive and pipelined
+// requests are served in order; slow or idle clients time out without holding a thread.
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -10,12 +10,12 @@
 #include <unordered_map>
 #include <utility>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 
 #include "edge/exchange.h"
 #include "edge/request_head.h"
+#include "runtime/io_threads.h"
 #include "service/stream_service.h"
 
 namespace spdlog {
@@ -28,7 +28,7 @@ struct http_metrics;
 
 class server {
 public:
-    server(boost::asio::io_context& io, service::stream_service& service, edge_options options);
+    server(const runtime::io_contexts& io, service::stream_service& service, edge_options options);
     ~server();
 
     // Binds and listens; throws on failure (start-up errors are exceptions).
@@ -61,7 +61,8 @@ private:
     void account(const connection& conn, const request& head, std::uint64_t duration_us);
     void forget(const connection* conn);
 
-    boost::asio::io_context& _io;
+    runtime::io_contexts _io;
+    std::size_t _accepted = 0;  // on the acceptor's strand
     service::stream_service& _service;
     edge_options _options;
     admission _gate;

@@ -11,6 +11,13 @@
 // untracked (a tracked copy keeps the io_context's run() going, as a parked
 // coroutine's handler must). The relationship preference is accepted and
 // ignored, as preferences may be.
+//
+// On an io_context that one thread alone runs (runtime/io_threads.h marks
+// its contexts so) that thread already serializes everything, and the
+// strand's queue would only add a lock and a hop per handler: such a strand
+// hands its handlers to the io_context's own executor. A handler it may run
+// at once (blocking.possibly, what a completion dispatches) then runs inline
+// on that thread, and a post still queues.
 #include <atomic>
 #include <cstddef>
 #include <utility>
@@ -24,9 +31,24 @@ namespace dstream::runtime {
 
 namespace detail {
 
+// The mark of an io_context that one thread alone runs.
+class one_thread_context : public boost::asio::execution_context::service {
+public:
+    using key_type = one_thread_context;
+    static inline boost::asio::execution_context::id id;
+    explicit one_thread_context(boost::asio::execution_context& owner)
+        : boost::asio::execution_context::service(owner) {}
+
+private:
+    void shutdown() override {}
+};
+
 struct shared_strand {
-    explicit shared_strand(boost::asio::io_context& io) : strand(boost::asio::make_strand(io)) {}
+    explicit shared_strand(boost::asio::io_context& io)
+        : alone(boost::asio::has_service<one_thread_context>(io)),
+          strand(boost::asio::make_strand(io)) {}
     std::atomic<std::size_t> references{1};
+    const bool alone;
     boost::asio::strand<boost::asio::io_context::executor_type> strand;
 };
 
@@ -58,12 +80,10 @@ public:
 
     template <typename Function>
     void execute(Function&& f) const {
-        if constexpr (NeverBlocks) {
-            boost::asio::execution::execute(
-                boost::asio::require(_shared->strand, boost::asio::execution::blocking.never),
-                std::forward<Function>(f));
+        if (_shared->alone) {
+            run(_shared->strand.get_inner_executor(), std::forward<Function>(f));
         } else {
-            boost::asio::execution::execute(_shared->strand, std::forward<Function>(f));
+            run(_shared->strand, std::forward<Function>(f));
         }
     }
 
@@ -102,9 +122,11 @@ public:
         return basic_compact_strand<NeverBlocks, false>(_shared);
     }
 
-    // True inside a function this strand runs.
+    // True inside a function this strand runs (on a one-thread io_context:
+    // any function its thread runs).
     bool running_in_this_thread() const noexcept {
-        return _shared->strand.running_in_this_thread();
+        return _shared->alone ? _shared->strand.get_inner_executor().running_in_this_thread()
+                              : _shared->strand.running_in_this_thread();
     }
 
     friend bool operator==(const basic_compact_strand& a, const basic_compact_strand& b) noexcept {
@@ -117,6 +139,17 @@ public:
 private:
     template <bool, bool>
     friend class basic_compact_strand;
+
+    template <typename Executor, typename Function>
+    static void run(const Executor& executor, Function&& f) {
+        if constexpr (NeverBlocks) {
+            boost::asio::execution::execute(
+                boost::asio::require(executor, boost::asio::execution::blocking.never),
+                std::forward<Function>(f));
+        } else {
+            boost::asio::execution::execute(executor, std::forward<Function>(f));
+        }
+    }
 
     explicit basic_compact_strand(detail::shared_strand* shared) noexcept : _shared(shared) {
         acquire();

@@ -1,6 +1,6 @@
 #pragma once
 // Strands that spread a group's deliveries to its live readers over the I/O
-// threads. The group decides on its own strand who gets which update and
+// threads, one lane on each. The group decides on its own strand who gets which update and
 // hands each lane its share in one post; the lanes then make the hand-offs
 // (a post per reader), so a stream with a thousand readers does not hold its
 // group's strand, or one thread, for all of them. A reader is pinned to one
@@ -10,18 +10,18 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
 #include "runtime/compact_strand.h"
+#include "runtime/io_threads.h"
 
 namespace dstream::runtime {
 
 class fanout_lanes {
 public:
-    fanout_lanes(boost::asio::io_context& io, std::size_t count) {
-        _lanes.reserve(count == 0 ? 1 : count);
-        for (std::size_t i = 0; i < std::max<std::size_t>(count, 1); ++i) _lanes.emplace_back(io);
+    explicit fanout_lanes(const io_contexts& io) {
+        _lanes.reserve(io.size());
+        for (std::size_t i = 0; i < io.size(); ++i) _lanes.emplace_back(io.of(i));
     }
 
     std::size_t size() const { return _lanes.size(); }

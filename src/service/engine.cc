@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
-#include <thread>
 #include <variant>
 
 #include "base/stable_hash.h"
@@ -152,23 +151,23 @@ void post_watch(group& g, read_request request, std::shared_ptr<live_signal> sig
 
 }  // namespace
 
-engine::engine(asio::io_context& io, std::size_t group_count, const cold_tier& cold,
+engine::engine(const runtime::io_contexts& io, std::size_t group_count, const cold_tier& cold,
                const checkpointing& checkpoints, const runtime::clock& clock,
                runtime::random_source& random)
     : _random(random),
-      // One lane per core: a stream's fan-out uses every thread there is.
-      _lanes(io, std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16)) {
+      // A lane per thread: a stream's fan-out uses every thread there is.
+      _lanes(io) {
     const group_inputs inputs{clock, random, _lanes, cold, checkpoints};
     _groups.reserve(group_count);
     for (std::size_t i = 0; i < group_count; ++i) {
         _groups.push_back(
-            std::make_unique<group>(static_cast<std::uint32_t>(i), group_strand(io), inputs));
+            std::make_unique<group>(static_cast<std::uint32_t>(i), group_strand(io.of(i)), inputs));
         _groups.back()->set_forwarder(
             [this](state::command_body body) { forward(std::move(body)); });
     }
     if (cold.enabled()) {
         _uploads = std::make_unique<snapshot_uploads>(
-            asio::make_strand(io), cold, cold.staged_part_grace,
+            asio::make_strand(io.first()), cold, cold.staged_part_grace,
             [this](state::publish_snapshot cmd, write_done done) {
                 group& g = group_for(cmd.key);  // before `cmd` moves away
                 g.submit(std::move(cmd), std::move(done));
@@ -195,7 +194,8 @@ std::vector<state::drop_fork_ref> engine::dangling_fork_references() {
     std::vector<state::drop_fork_ref> dangling;
     for (const auto& g : _groups) {
         for (auto& held : g->fork_references()) {
-            if (!group_for(held.fork_key).holds_fork(held)) dangling.push_back(std::move(held.drop));
+            if (!group_for(held.fork_key).holds_fork(held))
+                dangling.push_back(std::move(held.drop));
         }
     }
     return dangling;
@@ -276,9 +276,8 @@ placement engine::place(std::string_view key) const { return group_for(key).wher
 
 asio::awaitable<bool> engine::catch_up(group& g) {
     return runtime::await_callback<bool>([&g](runtime::deliver_fn<bool> done) mutable {
-        asio::post(g.strand(), [&g, done = std::move(done)]() mutable {
-            g.catch_up(std::move(done));
-        });
+        asio::post(g.strand(),
+                   [&g, done = std::move(done)]() mutable { g.catch_up(std::move(done)); });
     });
 }
 
@@ -304,8 +303,7 @@ asio::awaitable<void> engine::read_boundary(state::command_body& body) {
     *boundary = state::boundary_check{view.incarnation, view.data.front().view().front() == '\n'};
 }
 
-asio::awaitable<state::apply_result> engine::propose(state::command_body& body,
-                                                     bool via_leader) {
+asio::awaitable<state::apply_result> engine::propose(state::command_body& body, bool via_leader) {
     // `body` stays in the caller's frame until the answer: taken when the coroutine waits.
     return runtime::await_callback<state::apply_result>(
         [this, &body, via_leader](runtime::deliver_fn<state::apply_result> done) {
@@ -460,7 +458,7 @@ asio::awaitable<snapshot_view> engine::read_snapshot(const std::string& key, std
             asio::post(g.strand(), [&g, key = std::move(key), offset, first, length,
                                     done = std::move(done)]() mutable {
                 g.catch_up([&g, key = std::move(key), offset, first, length,
-                                      done = std::move(done)](bool confirmed) mutable {
+                            done = std::move(done)](bool confirmed) mutable {
                     if (!confirmed) {
                         snapshot_view refused;
                         refused.refusal = not_leading_refusal();
@@ -491,7 +489,7 @@ asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
             asio::post(g.strand(), [&g, key = std::move(key), max_update_bytes,
                                     done = std::move(done)]() mutable {
                 g.catch_up([&g, key = std::move(key), max_update_bytes,
-                                      done = std::move(done)](bool confirmed) mutable {
+                            done = std::move(done)](bool confirmed) mutable {
                     if (!confirmed) {
                         bootstrap_view refused;
                         refused.refusal = not_leading_refusal();
@@ -506,8 +504,7 @@ asio::awaitable<bootstrap_view> engine::bootstrap(const std::string& key,
                     }
                     asio::post(g.cold().io, [cold = g.cold(), object_key, view = std::move(view),
                                              done = std::move(done)]() mutable {
-                        load_object_range(cold, object_key, 0, view.snapshot.size,
-                                          view.snapshot);
+                        load_object_range(cold, object_key, 0, view.snapshot.size, view.snapshot);
                         if (view.snapshot.refusal) view.refusal = view.snapshot.refusal;
                         done(std::move(view));
                     });

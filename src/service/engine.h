@@ -13,6 +13,7 @@
 
 #include "log/group_log.h"
 #include "runtime/clock.h"
+#include "runtime/io_threads.h"
 #include "runtime/random.h"
 #include "service/cold_tier.h"
 #include "service/group.h"
@@ -25,14 +26,15 @@ class snapshot_uploads;
 
 // Makes the replicated log of group `index`, which runs on `strand`; null
 // for a group of which this node holds no replica.
-using log_factory = std::function<std::unique_ptr<log::group_log>(std::size_t index,
-                                                                  const group_strand& strand)>;
+using log_factory =
+    std::function<std::unique_ptr<log::group_log>(std::size_t index, const group_strand& strand)>;
 
 // Start-up order: construct, restore() and replay() what recovery found,
 // attach_logs(), start(); then serve.
 class engine final : public stream_service {
 public:
-    engine(boost::asio::io_context& io, std::size_t group_count, const cold_tier& cold,
+    // Group i runs on io.of(i), the thread that owns it.
+    engine(const runtime::io_contexts& io, std::size_t group_count, const cold_tier& cold,
            const checkpointing& checkpoints, const runtime::clock& clock = runtime::system_clock(),
            runtime::random_source& random = runtime::system_random());
     ~engine() override;
@@ -42,8 +44,7 @@ public:
     // `term`), then the commands recovery replays after it.
     void restore(std::size_t group, state::group_state state, std::uint64_t index,
                  std::uint64_t term);
-    void replay(std::size_t group, std::uint64_t index, std::uint64_t term,
-                std::string_view bytes);
+    void replay(std::size_t group, std::uint64_t index, std::uint64_t term, std::string_view bytes);
     // The last index and its term a group applied at recovery.
     std::uint64_t applied_index(std::size_t group) const;
     std::uint64_t applied_term(std::size_t group) const;
@@ -156,7 +157,7 @@ private:
     std::vector<std::unique_ptr<group>> _groups;
     std::atomic<bool> _live_reads_ended{false};
     std::unique_ptr<snapshot_uploads> _uploads;  // null without a cold store
-    peer_reads* _peer_reads = nullptr;            // a cluster's, when it has unhosted groups
+    peer_reads* _peer_reads = nullptr;           // a cluster's, when it has unhosted groups
 };
 
 }  // namespace dstream::service

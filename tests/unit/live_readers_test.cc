@@ -72,7 +72,8 @@ struct fixture {
     // Runs may find nothing to do between steps: the io_context must not stop.
     const boost::asio::executor_work_guard<boost::asio::io_context::executor_type> busy =
         boost::asio::make_work_guard(io);
-    runtime::fanout_lanes lanes{io, 3};
+    // Three lanes, all run by the test's one thread.
+    runtime::fanout_lanes lanes{runtime::io_contexts({&io, &io, &io})};
     fake_stream stream;
     live_readers readers{stream, lanes, service_metrics::get()};
 };
