@@ -72,7 +72,8 @@ void live_readers::watch(const read_request& request, const std::shared_ptr<live
 void live_readers::follow(read_request request,
                           const std::shared_ptr<live_subscription>& subscription) {
     auto& list = _followers[request.key];
-    const std::size_t lane = list.size() < inline_readers ? no_lane : _lanes.assign();
+    const std::size_t lane =
+        list.size() < inline_readers ? no_lane : _lanes.assign(subscription->home());
     add_pruning_expired(list, follower{std::move(request), subscription, lane},
                         &follower::subscription);
 }

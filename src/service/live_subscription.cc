@@ -4,7 +4,8 @@ namespace dstream::service {
 
 live_subscription::live_subscription(boost::asio::any_io_executor reader,
                                      std::chrono::steady_clock::time_point deadline)
-    : _deadline(std::move(reader), deadline) {}
+    : _home(&boost::asio::query(reader, boost::asio::execution::context)),
+      _deadline(std::move(reader), deadline) {}
 
 void live_subscription::start() {
     _deadline.async_wait([weak = weak_from_this()](boost::system::error_code ec) {

@@ -49,11 +49,14 @@ public:
     boost::asio::awaitable<update_ptr> next();
     bool ended() const;
     bool has_queued() const;
+    // Where the reader's executor runs.
+    const boost::asio::execution_context& home() const { return *_home; }
 
 private:
     // Hands the parked reader `update` (nothing: the end), outside the lock.
     void resume_reader(std::unique_lock<std::mutex>& lock, update_ptr update);
 
+    const boost::asio::execution_context* _home;
     boost::asio::steady_timer _deadline;  // touched on the reader's executor only
     mutable std::mutex _mutex;
     std::deque<update_ptr> _queue;
