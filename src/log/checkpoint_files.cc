@@ -5,10 +5,10 @@
 #include <fcntl.h>
 #include <stdexcept>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <spdlog/spdlog.h>
 
+#include "base/crc32.h"
 #include "base/durable_dirs.h"
 
 namespace dstream::log {
@@ -53,12 +53,6 @@ std::uint32_t get_le32(std::string_view in) {
     return v;
 }
 
-std::uint32_t crc_of(std::string_view bytes) {
-    return static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
-                                            reinterpret_cast<const Bytef*>(bytes.data()),
-                                            static_cast<uInt>(bytes.size())));
-}
-
 }  // namespace
 
 status checkpoint_files::write(std::uint32_t group, std::uint64_t index, std::string_view header,
@@ -79,12 +73,12 @@ status checkpoint_files::write(std::uint32_t group, std::uint64_t index, std::st
     std::string head(header_magic);
     put_le32(head, static_cast<std::uint32_t>(header.size()));
     head += header;
-    put_le32(head, crc_of(header));
+    put_le32(head, crc32_of(header));
     bool ok = write_all(_io, fd, head);
-    uLong crc = crc32(0L, Z_NULL, 0);
+    std::uint32_t crc = 0;
     for (const auto& piece : image.pieces) {
         if (!ok) break;
-        crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data), static_cast<uInt>(piece.size));
+        crc = crc32_update(crc, std::string_view(piece.data, piece.size));
         if (!write_all(_io, fd, std::string_view(piece.data, piece.size))) {
             ok = false;
             break;
@@ -123,7 +117,7 @@ result<checkpoint_files::loaded> checkpoint_files::load(const entry& which) cons
     const std::uint32_t length = get_le32(std::string_view(bytes).substr(at, 4));
     if (bytes.size() < at + 8 + length) return damaged("has a truncated header");
     out.header = bytes.substr(at + 4, length);
-    if (get_le32(std::string_view(bytes).substr(at + 4 + length, 4)) != crc_of(out.header)) {
+    if (get_le32(std::string_view(bytes).substr(at + 4 + length, 4)) != crc32_of(out.header)) {
         return damaged("has a header that fails its checksum");
     }
     out.image = bytes.substr(at + 8 + length);

@@ -1,6 +1,6 @@
 #include "log/wal_format.h"
 
-#include <zlib.h>
+#include "base/crc32.h"
 
 namespace dstream::log {
 namespace {
@@ -11,14 +11,6 @@ std::uint64_t get_le(std::string_view in, std::size_t at, int bytes) {
         v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
     }
     return v;
-}
-
-std::uint32_t checksum(std::string_view covered) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    // zlib takes uInt lengths; payloads are bounded far below 4 GiB.
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(covered.data()),
-                static_cast<uInt>(covered.size()));
-    return static_cast<std::uint32_t>(crc);
 }
 
 }  // namespace
@@ -33,13 +25,8 @@ wal_record_header make_wal_record_header(std::uint32_t group, std::uint64_t inde
     put(0, payload.size(), 4);
     put(8, group, 4);
     put(12, index, 8);
-    uLong crc = crc32(0L, Z_NULL, 0);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(head.data() + 8), 12);
-    // zlib's crc32 given a null buffer starts over: an empty payload has none.
-    if (!payload.empty()) {
-        crc = crc32(crc, reinterpret_cast<const Bytef*>(payload.data()),
-                    static_cast<uInt>(payload.size()));
-    }
+    const std::uint32_t crc =
+        crc32_update(crc32_of(std::string_view(head.data() + 8, 12)), payload);
     put(4, crc, 4);
     return head;
 }
@@ -58,7 +45,7 @@ wal_decode_status decode_wal_record(std::string_view in, wal_record& record,
     if (length > wal_max_payload_bytes) return wal_decode_status::corrupt;
     if (in.size() < wal_record_header_bytes + length) return wal_decode_status::truncated;
     const auto crc = static_cast<std::uint32_t>(get_le(in, 4, 4));
-    if (checksum(in.substr(8, 12 + length)) != crc) return wal_decode_status::corrupt;
+    if (crc32_of(in.substr(8, 12 + length)) != crc) return wal_decode_status::corrupt;
     record.group = static_cast<std::uint32_t>(get_le(in, 8, 4));
     record.index = get_le(in, 12, 8);
     record.payload = in.substr(wal_record_header_bytes, length);

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <utility>
 #include <vector>
-#include <zlib.h>
 
 #include "base/binary.h"
+#include "base/crc32.h"
 #include "protocol/content_type.h"
 #include "state/group_state.h"
 
@@ -19,12 +19,6 @@ namespace {
 constexpr std::string_view checkpoint_magic_v1 = "DSTRCKP1";
 constexpr std::string_view checkpoint_magic_v2 = "DSTRCKP2";
 constexpr std::string_view checkpoint_magic = "DSTRCKP3";
-
-std::uint32_t crc_of(std::string_view bytes) {
-    return static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0),
-                                            reinterpret_cast<const Bytef*>(bytes.data()),
-                                            static_cast<uInt>(bytes.size())));
-}
 
 storage::byte_slice own(std::string bytes) {
     auto owned = std::make_shared<std::string>(std::move(bytes));
@@ -78,7 +72,7 @@ protocol::unix_ms latest_recorded_time(const stream& s) {
 std::string sealed_checkpoint_bytes(const checkpoint_image& image) {
     std::string bytes;
     for (const auto& piece : image.pieces) bytes.append(piece.data, piece.size);
-    const std::uint32_t crc = crc_of(bytes);
+    const std::uint32_t crc = crc32_of(bytes);
     for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
     return bytes;
 }
@@ -182,7 +176,7 @@ result<group_state> group_state::restore_checkpoint(std::string_view bytes, std:
     binary_reader trailer(bytes.substr(bytes.size() - 4));
     std::uint32_t stored_crc = 0;
     trailer.get_u32(stored_crc);
-    if (crc_of(body) != stored_crc) return bad("fails its checksum");
+    if (crc32_of(body) != stored_crc) return bad("fails its checksum");
 
     binary_reader r(body.substr(checkpoint_magic.size()));
     group_state state;
