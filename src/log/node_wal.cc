@@ -450,16 +450,31 @@ void node_wal::stop() {
 
 void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload,
                       wal_sink* sink, std::uint64_t token) {
-    bool first = false;
-    {
-        std::lock_guard lock(_mutex);
-        first = _queue.empty();
-        _queue.push_back(entry{{}, group, index, std::move(payload), sink, token});
-        _queue.back().header = make_wal_record_header(group, index, _queue.back().payload);
-    }
     // Records behind the first find a thread already woken for it, or all
     // busy: each looks at the queue before it sleeps. One wake per batch.
-    if (first) _wake.notify_one();
+    if (enqueue(group, index, std::move(payload), sink, token)) _wake.notify_one();
+}
+
+void node_wal::submit_quietly(std::uint32_t group, std::uint64_t index, std::string payload,
+                              wal_sink* sink, std::uint64_t token) {
+    enqueue(group, index, std::move(payload), sink, token);
+}
+
+void node_wal::wake() {
+    {
+        std::lock_guard lock(_mutex);
+        if (_queue.empty()) return;
+    }
+    _wake.notify_one();
+}
+
+bool node_wal::enqueue(std::uint32_t group, std::uint64_t index, std::string payload,
+                       wal_sink* sink, std::uint64_t token) {
+    std::lock_guard lock(_mutex);
+    const bool first = _queue.empty();
+    _queue.push_back(entry{{}, group, index, std::move(payload), sink, token});
+    _queue.back().header = make_wal_record_header(group, index, _queue.back().payload);
+    return first;
 }
 
 status node_wal::write_batch(const std::vector<entry>& batch) {

@@ -100,6 +100,16 @@ public:
     // `token` increases per sink: what on_written() names.
     void submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink,
                 std::uint64_t token);
+    // As submit(), in the same queue, but no WAL thread wakes for it: the
+    // submitter calls wake() once it queued the rest of its burst (every
+    // record its I/O thread makes before that thread turns to the next
+    // handler it has queued), so that a burst costs one wake and goes in one
+    // batch and one flush, not in one for its first record and another for
+    // the rest.
+    void submit_quietly(std::uint32_t group, std::uint64_t index, std::string payload,
+                        wal_sink* sink, std::uint64_t token);
+    // Wakes a WAL thread for what is queued; any thread.
+    void wake();
 
     // Group `group` has a checkpoint covering its entries up to `index`:
     // segments whose every entry is covered are deleted (never the open one).
@@ -141,6 +151,9 @@ private:
     // Replaces the threads' flush descriptors with new ones on `path`; 0 or an errno.
     int reopen_sync_descriptors(const std::filesystem::path& path);
     // Writes a watermark, then the records, after the open segment's records.
+    // Queues a record; true when the queue was empty.
+    bool enqueue(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink,
+                 std::uint64_t token);
     status write_batch(const std::vector<entry>& batch);
     // Answers, in log order, every batch whose bytes a finished flush covers.
     void deliver_durable();

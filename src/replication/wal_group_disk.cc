@@ -1,5 +1,7 @@
 #include "replication/wal_group_disk.h"
 
+#include <utility>
+
 #include <boost/asio/post.hpp>
 
 #include "replication/raft_records.h"
@@ -24,7 +26,14 @@ void wal_group_disk::write_hard_state(std::uint64_t token, std::uint64_t term, s
 
 void wal_group_disk::write_entry(std::uint64_t token, std::uint64_t index, const log_entry& entry) {
     _last_index = index;
-    _wal.submit(_group, index, encode_entry_record(entry), this, token);
+    _wal.submit_quietly(_group, index, encode_entry_record(entry), this, token);
+    // The wake goes behind what this thread has queued: the appends of its
+    // other connections and groups join the same WAL batch.
+    if (std::exchange(_wake_posted, true)) return;
+    boost::asio::post(_strand, [this] {
+        _wake_posted = false;
+        _wal.wake();
+    });
 }
 
 void wal_group_disk::write_snapshot(std::uint64_t token, const snapshot_meta& meta,

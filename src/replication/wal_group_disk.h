@@ -35,6 +35,7 @@ private:
     log::checkpoint_files& _checkpoints;
     std::uint32_t _group;
     boost::asio::any_io_executor _strand;
+    bool _wake_posted = false;  // a WAL wake is queued on the strand
     std::uint64_t _last_index;
     reporter _report;
 };

@@ -1,20 +1,22 @@
-// Every dstream-bench scenario, briefly, against one `dstream serve --memory`:
-// each must exit 0 and print one JSON line whose counts add up. The rates are
+// Every dstream-bench scenario, briefly, against one `dstream serve --memory`
+// (and fanout against the SSE floor, bench/load/fanout_floor.cc, too): each
+// must exit 0 and print one JSON line whose counts add up. The rates are
 // low enough for any machine, so nothing may be missed, duplicated or
 // corrupted; the figures themselves are not checked.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import { promisify } from 'node:util';
 import { startServer } from '../http/lib/server.mjs';
 
 const run = promisify(execFile);
 
-function benchBinary() {
-    const bin = process.env.DSTREAM_BENCH_BIN;
+function binary(variable, target) {
+    const bin = process.env[variable];
     if (!bin || !existsSync(bin)) {
-        throw new Error(`DSTREAM_BENCH_BIN=${bin} does not exist: point it at build/dstream-bench`);
+        throw new Error(`${variable}=${bin} does not exist: point it at build/${target}`);
     }
     return bin;
 }
@@ -23,12 +25,13 @@ let srv;
 before(async () => { srv = await startServer(); });
 after(async () => { await srv?.stop(); });
 
-// Runs one scenario; returns its JSON line.
-async function bench(scenario, ...args) {
-    const argv = [scenario, '--url', srv.url, '--server-pid', String(srv.pid), ...args];
+// Runs one scenario against `server` (the dstream node unless named);
+// returns its JSON line.
+async function benchAgainst(server, scenario, ...args) {
+    const argv = [scenario, '--url', server.url, '--server-pid', String(server.pid), ...args];
     let out;
     try {
-        out = await run(benchBinary(), argv, { timeout: 30_000 });
+        out = await run(binary('DSTREAM_BENCH_BIN', 'dstream-bench'), argv, { timeout: 30_000 });
     } catch (err) {
         assert.fail(`dstream-bench ${argv.join(' ')} failed (${err.code}):\n${err.stdout}\n${err.stderr}`);
     }
@@ -39,6 +42,40 @@ async function bench(scenario, ...args) {
     assert.ok(j.server_cpu_s >= 0 && j.server_rss_peak_kib > 0, 'the server was sampled');
     assert.ok(j.client_cpu_s >= 0, 'the generator measured itself');
     return j;
+}
+
+const bench = (scenario, ...args) => benchAgainst(srv, scenario, ...args);
+
+async function freePort() {
+    const probe = net.createServer();
+    await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address();
+    await new Promise((resolve) => probe.close(resolve));
+    return port;
+}
+
+// fanout-floor on a free port, once it accepts connections.
+async function startFanoutFloor() {
+    const port = await freePort();
+    const child = spawn(binary('FANOUT_FLOOR_BIN', 'fanout-floor'), ['--listen', `127.0.0.1:${port}`],
+                        { stdio: ['ignore', 'ignore', 'inherit'] });
+    for (let tries = 0; ; ++tries) {
+        const up = await new Promise((resolve) => {
+            const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
+            s.on('error', () => resolve(false));
+        });
+        if (up) break;
+        if (tries > 100 || child.exitCode !== null) throw new Error('fanout-floor did not start');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return {
+        url: `http://127.0.0.1:${port}`,
+        pid: child.pid,
+        stop: async () => {
+            child.kill('SIGTERM');
+            if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+        },
+    };
 }
 
 function assertLatency(l) {
@@ -74,6 +111,17 @@ test('fanout: 10 SSE subscribers of a JSON stream on the v1 surface get every me
     const j = await bench('fanout', '--subscribers', '10', '--rate', '40', '--surface', 'v1',
                           '--content-type', 'application/json', '--warmup', '0.2', '--duration', '1');
     assertDelivered(j, 10);
+});
+
+test('fanout-floor: the SSE floor gets the fanout generator every message once, as dstream does', async () => {
+    const floor = await startFanoutFloor();
+    try {
+        const j = await benchAgainst(floor, 'fanout', '--subscribers', '10', '--rate', '40',
+                                     '--warmup', '0.2', '--duration', '1');
+        assertDelivered(j, 10);
+    } finally {
+        await floor.stop();
+    }
 });
 
 test('longpoll: 5 streams with a long-poll reader each get every message once', async () => {
