@@ -100,7 +100,8 @@ public:
     // `token` increases per sink: what on_written() names.
     void submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink,
                 std::uint64_t token);
-    // As submit(), in the same queue, but no WAL thread wakes for it: the
+    // As submit(), in the same queue, but no WAL thread wakes for it (one
+    // already awake takes it with the rest of the queue): the
     // submitter calls wake() once it queued the rest of its burst (every
     // record its I/O thread makes before that thread turns to the next
     // handler it has queued), so that a burst costs one wake and goes in one

@@ -40,10 +40,10 @@ public:
         _ok = _ok && st.ok();
         _changed.notify_all();
     }
-    bool wait_for(std::uint64_t index) {
+    bool wait_for(std::uint64_t index) { return wait_for_within(index, std::chrono::seconds(5)); }
+    bool wait_for_within(std::uint64_t index, std::chrono::milliseconds within) {
         std::unique_lock lock(_mutex);
-        return _changed.wait_for(lock, std::chrono::seconds(5), [&] { return _last >= index; }) &&
-               _ok;
+        return _changed.wait_for(lock, within, [&] { return _last >= index; }) && _ok;
     }
 
 private:
@@ -61,9 +61,10 @@ struct seen_record {
 
 std::vector<seen_record> recover_all(node_wal& wal, wal_recovery* info = nullptr) {
     std::vector<seen_record> seen;
-    auto r = wal.recover([&](std::uint32_t g, std::uint64_t i, std::string_view p, log::wal_payloads) {
-        seen.push_back({g, i, std::string(p)});
-    });
+    auto r =
+        wal.recover([&](std::uint32_t g, std::uint64_t i, std::string_view p, log::wal_payloads) {
+            seen.push_back({g, i, std::string(p)});
+        });
     if (info) *info = r;
     return seen;
 }
@@ -76,7 +77,8 @@ void write_records(const fs::path& dir, std::uint32_t group, int count,
     recording_sink sink;
     for (int i = 1; i <= count; ++i) {
         wal.submit(group, static_cast<std::uint64_t>(i),
-                   "payload-" + std::to_string(i) + std::string(100, 'x'), &sink, static_cast<std::uint64_t>(i));
+                   "payload-" + std::to_string(i) + std::string(100, 'x'), &sink,
+                   static_cast<std::uint64_t>(i));
     }
     ASSERT_TRUE(sink.wait_for(static_cast<std::uint64_t>(count)));
     wal.stop();
@@ -177,6 +179,33 @@ TEST(NodeWal, ConcurrentFlushesAnswerEachSinkInOrder) {
         ASSERT_LT(r.group, static_cast<std::uint32_t>(groups));
         EXPECT_EQ(r.index, next[r.group]++);
     }
+}
+
+// A burst submitted quietly waits for its submitter's wake, then goes out
+// whole, in one batch behind the records before it.
+TEST(NodeWal, AQuietBurstWaitsForItsWakeAndGoesInOneBatch) {
+    temp_dir dir;
+    node_wal wal({dir.path, 32u << 20});
+    recover_all(wal);
+    wal.start();
+    recording_sink sink;
+    // Every WAL thread asleep first (one awake takes what it finds queued).
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (std::uint64_t i = 1; i <= 20; ++i) {
+        wal.submit_quietly(3, i, "burst-" + std::to_string(i), &sink, i);
+    }
+    // Not woken: nothing is written.
+    EXPECT_FALSE(sink.wait_for_within(1, std::chrono::milliseconds(100)));
+    wal.wake();
+    ASSERT_TRUE(sink.wait_for(20));
+    // A plain submit after it still wakes a thread by itself.
+    wal.submit(3, 21, "alone", &sink, 21);
+    ASSERT_TRUE(sink.wait_for(21));
+    wal.stop();
+    node_wal again({dir.path, 32u << 20});
+    const auto seen = recover_all(again);
+    ASSERT_EQ(seen.size(), 21u);
+    for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i].index, i + 1);
 }
 
 TEST(NodeWal, RecoversEveryDurableRecordInOrder) {
