@@ -470,10 +470,11 @@ void node_wal::wake() {
 
 bool node_wal::enqueue(std::uint32_t group, std::uint64_t index, std::string payload,
                        wal_sink* sink, std::uint64_t token) {
+    // The checksum outside the lock the WAL threads take the queue with.
+    const wal_record_header header = make_wal_record_header(group, index, payload);
     std::lock_guard lock(_mutex);
     const bool first = _queue.empty();
-    _queue.push_back(entry{{}, group, index, std::move(payload), sink, token});
-    _queue.back().header = make_wal_record_header(group, index, _queue.back().payload);
+    _queue.push_back(entry{header, group, index, std::move(payload), sink, token});
     return first;
 }
 
