@@ -122,9 +122,13 @@ test('base 4.2, ext 2.2: bytes a fork inherits that its source retained away ans
     assert.equal(await own.text(), 'own');
 });
 
+// Of the finished checkpoints only: a `.tmp` one being written may be
+// renamed between the listing and its stat.
 function newestCheckpointTime(dir) {
     let newest = 0;
-    for (const name of readdirSync(dir)) newest = Math.max(newest, statSync(path.join(dir, name)).mtimeMs);
+    for (const name of readdirSync(dir)) {
+        if (name.endsWith('.ckpt')) newest = Math.max(newest, statSync(path.join(dir, name)).mtimeMs);
+    }
     return newest;
 }
 
