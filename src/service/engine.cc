@@ -369,7 +369,7 @@ asio::awaitable<stream_view> engine::read_stitched(const read_request& request,
     below.start = protocol::read_start{protocol::read_start::kind::position, plan.inherited->start};
     below.max_bytes = plan.inherited->end - plan.inherited->start;
     below.renews_ttl = false;
-    const std::optional<std::uint64_t> source = plan.inherited->source_incarnation;
+    const std::optional<std::uint64_t> source = plan.inherited->reference;
     stream_view inherited = co_await read_stitched(below, source);
     group& source_group = group_for(below.key);
     if ((inherited.refusal || inherited.tail < plan.inherited->end) &&

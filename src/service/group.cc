@@ -245,8 +245,9 @@ std::vector<fork_reference> group::fork_references() const {
 
 bool group::holds_fork(const fork_reference& held) const {
     const state::stream* fork = _replica.state().find_any(held.fork_key);
+    // By the reference alone: the source's token may have changed since (a
+    // history rewrite), the reference never does.
     return fork != nullptr && fork->origin && fork->origin->source_key == held.drop.key &&
-           fork->origin->source_incarnation == held.drop.incarnation &&
            fork->origin->reference == held.drop.reference;
 }
 

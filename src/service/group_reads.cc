@@ -257,8 +257,8 @@ read_plan group_reads::read(const read_request& request, std::optional<std::uint
     if (at < s->own_start()) {
         // A fork's bytes below its fork point are its source's: no copy.
         at = std::min(end, s->own_start());
-        plan.inherited =
-            inherited_range{s->origin->source_key, s->origin->source_incarnation, start, at};
+        plan.inherited = inherited_range{s->origin->source_key, s->origin->source_incarnation,
+                                         s->origin->reference, start, at};
     }
     // Below the hot tail the bytes are in chunks: plan them, load them off the strand.
     if (at < end && at < s->bytes.begin_offset()) {

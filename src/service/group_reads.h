@@ -32,6 +32,10 @@ struct cold_piece {
 struct inherited_range {
     std::string source_key;
     std::uint64_t source_incarnation = 0;
+    // The fork's reference on its source, by which the source's group finds
+    // it (state::group_state::find_source): unlike the token, it survives a
+    // rewrite of the source's history (extensions 2.4).
+    std::uint64_t reference = 0;
     std::uint64_t start = 0;
     std::uint64_t end = 0;
 };

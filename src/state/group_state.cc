@@ -140,9 +140,9 @@ const stream* group_state::find_any(std::string_view key) const {
     return it == _retired.end() ? nullptr : it->second.get();
 }
 
-const stream* group_state::find_source(std::string_view key, std::uint64_t incarnation) const {
+const stream* group_state::find_source(std::string_view key, std::uint64_t named) const {
     const stream* s = find_any(key);
-    return s != nullptr && s->incarnation == incarnation ? s : nullptr;
+    return s != nullptr && (s->incarnation == named || s->forks.contains(named)) ? s : nullptr;
 }
 
 apply_result group_state::absent(std::string_view key) const {
@@ -632,13 +632,15 @@ apply_result group_state::apply_add_fork_ref(const add_fork_ref& c) {
 }
 
 apply_result group_state::apply_drop_fork_ref(const drop_fork_ref& c) {
+    // By the reference, which names one fork of one incarnation of the
+    // source whatever its token is now (a history rewrite changes it).
     apply_result r;
-    if (stream* s = find_mutable(c.key); s != nullptr && s->incarnation == c.incarnation) {
+    if (stream* s = find_mutable(c.key); s != nullptr && s->forks.contains(c.reference)) {
         s->forks.erase(c.reference);
         return r;
     }
     auto it = _retired.find(c.key);
-    if (it == _retired.end() || it->second->incarnation != c.incarnation) return r;
+    if (it == _retired.end() || !it->second->forks.contains(c.reference)) return r;
     it->second->forks.erase(c.reference);
     if (it->second->forks.empty()) {
         // The last fork is gone: collect the retired source, and on up its chain.

@@ -49,8 +49,11 @@ public:
     const stream* find(std::string_view key) const;
     // A live or a retired stream.
     const stream* find_any(std::string_view key) const;
-    // A stream a fork reads through: live or retired, of that incarnation.
-    const stream* find_source(std::string_view key, std::uint64_t incarnation) const;
+    // A stream a fork reads through: live or retired, of that incarnation, or
+    // holding the fork reference `named` (which a history rewrite keeps, where
+    // it changes the token; references and tokens are drawn apart, 64 random
+    // bits against a hash in [2^52, 2^53)).
+    const stream* find_source(std::string_view key, std::uint64_t named) const;
     // A deleted stream kept for its forks (base protocol 4.2 soft delete):
     // 410 to every request on its URL, 409 to a create there.
     bool retired(std::string_view key) const { return _retired.contains(std::string(key)); }

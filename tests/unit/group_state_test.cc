@@ -1201,5 +1201,28 @@ TEST(GroupStateHistory, RewriteGivesEveryStreamANewTokenAndReportsTheOldOne) {
     EXPECT_NE(t.g.find(key)->incarnation, second);
 }
 
+// base protocol 4.2 with extensions 2.4: a fork names its source's token at
+// its creation, which a rewrite of the source's history changes; the source
+// is then found by the fork's reference, which the rewrite keeps.
+TEST(GroupStateHistory, AForkStillFindsItsSourceAfterTheSourcesHistoryIsRewritten) {
+    group t;
+    t.run(make_create("text/plain", "abcdef"));
+    const std::uint64_t token = t.g.find(key)->incarnation;
+    expect_ok(t.run(add_fork_ref{key, token, 3, "bucket/fork", 0x9999}));
+    create_stream fork = make_create("text/plain", "", false, {}, std::nullopt, "bucket/fork");
+    fork.fork = fork_origin{key, token, 3, 0x9999};
+    expect_ok(t.run(fork));
+
+    t.run(rewrite_history{0x5151});
+    EXPECT_NE(t.g.find(key)->incarnation, token);
+    EXPECT_EQ(t.g.find_source(key, 0x9999), t.g.find(key));  // by the fork's reference
+    EXPECT_EQ(t.g.find_source(key, token), nullptr);         // the old token names nothing now
+
+    // The fork's release, naming the token it knew, still drops the reference.
+    t.run(drop_fork_ref{key, token, 0x9999});
+    EXPECT_TRUE(t.g.find(key)->forks.empty());
+    EXPECT_EQ(t.g.find_source(key, 0x9999), nullptr);
+}
+
 }  // namespace
 }  // namespace dstream::state
