@@ -132,9 +132,17 @@ void group::committed(const log::committed_entry& entry) {
         _metrics.appended_bytes.inc(r.next_offset - r.start_offset);
     }
     const bool wakes_readers = r.wakes_readers;
+    const bool rewrote_history = r.rewrote_history;
     // The proposer first: a writer never waits for the stream's readers,
     // which are woken once per stream and batch (committed_through).
     _leader.applied(entry.index, entry.term, applied);
+    if (rewrote_history) {
+        // Every stream has a new token, and a restore replaced them
+        // (extensions 2.4): every reader looks again. A restore counts as a
+        // read of every stream with a sliding TTL, as a restart does.
+        _live.reset();
+        _reads.renew_all(_clock.wall_ms());
+    }
     if (applied.key.empty()) return;
     if (_replica.state().find(applied.key) == nullptr) {
         _reads.forget(applied.key);

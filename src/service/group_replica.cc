@@ -19,11 +19,15 @@ void group_replica::report(std::int64_t streams_delta, std::int64_t hot_bytes_de
 
 void group_replica::restore(state::group_state state, std::uint64_t index, std::uint64_t term) {
     const auto streams_before = static_cast<std::int64_t>(_state.stream_count());
-    const auto hot_before = static_cast<std::int64_t>(_hot_bytes);
     _state = std::move(state);
     _applied_index = index;
     _applied_term = term;
     _since_snapshot = 0;
+    recount(streams_before);
+}
+
+void group_replica::recount(std::int64_t streams_before) {
+    const auto hot_before = static_cast<std::int64_t>(_hot_bytes);
     _hot_bytes = 0;
     const auto count = [&](const std::string&, const state::stream& s) {
         _hot_bytes += s.hot_bytes_held();
@@ -54,7 +58,11 @@ group_replica::applied group_replica::apply(std::uint64_t index, std::uint64_t t
     out.result = _state.apply(*cmd, index);
     _applied_index = index;
     _applied_term = term;
-    if (key == nullptr) return out;
+    if (key == nullptr) {
+        // A history rewrite may have replaced every stream (a restore).
+        if (out.result.rewrote_history) recount(streams_before);
+        return out;
+    }
     const state::stream* held = _state.find_any(*key);
     const std::uint64_t held_after = held ? held->hot_bytes_held() : 0;
     _hot_bytes = _hot_bytes - held_before + held_after;

@@ -46,6 +46,9 @@ public:
 private:
     // Moves the node-wide totals by this group's changes.
     void report(std::int64_t streams_delta, std::int64_t hot_bytes_delta);
+    // Counts the hot bytes of the whole state again (it was replaced), and
+    // reports the change from `streams_before` streams.
+    void recount(std::int64_t streams_before);
 
     std::uint32_t _id;
     service_metrics& _metrics;

@@ -21,6 +21,23 @@ enum class write_kind {
     deleted,
 };
 
+// One stream as a history rewrite left it (extensions 2.4), for the
+// operator's report of a restore or an accepted loss.
+struct rewritten_stream {
+    std::string key;
+    // Its token on the node just before the rewrite; none for a stream the
+    // restore brought back that the node no longer held.
+    std::optional<std::uint64_t> before;
+    // Its token now; none for a stream the restore removed (created after
+    // the backup).
+    std::optional<std::uint64_t> incarnation;
+    // What HEAD reports (Stream-Previous-Incarnation, Stream-Inherited-Offset).
+    std::optional<std::uint64_t> previous_incarnation;
+    std::uint64_t inherited_offset = 0;
+    std::uint64_t tail = 0;
+    bool operator==(const rewritten_stream&) const = default;
+};
+
 struct apply_result {
     std::optional<error> refusal;
     write_kind kind = write_kind::none;
@@ -65,6 +82,13 @@ struct apply_result {
     // Whether the tail moved or the stream closed, disappeared or was replaced:
     // live readers of the stream must look again.
     bool wakes_readers = false;
+    // A group command rewrote the group's history (extensions 2.4): every
+    // stream may have changed, and `rewritten` reports each, in key order.
+    bool rewrote_history = false;
+    std::vector<rewritten_stream> rewritten;
+    // A restore the group had applied already (one history id per backup):
+    // it changed nothing.
+    bool already_restored = false;
 };
 
 }  // namespace dstream::state

@@ -131,15 +131,31 @@ struct drop_fork_ref {
     std::uint64_t reference = 0;
 };
 
-// extensions 2.4: an operator's restore or acceptance of loss rewrites the
-// group's history; the proposer draws the new history id.
+// extensions 2.4: an operator's acceptance of the loss of acknowledged
+// writes starts a new history from what the group holds; the proposer draws
+// the new history id.
 struct rewrite_history {
     std::uint64_t history_id = 0;
 };
 
+// extensions 2.4: an operator's restore rewinds every stream of the group to
+// its state in a backup, as one history rewrite. `image` is the group's
+// sealed checkpoint image in the backup (docs/disk-format.md, Checkpoints);
+// the cold objects it references are in the node's store before this is
+// proposed. The proposer derives `history_id` from the backup's id, so every
+// attempt of one restore proposes the same one, and a group already in that
+// history ignores it (extensions 2.4 note: one history id per backup,
+// whatever the number of attempts).
+struct restore_group {
+    std::uint64_t history_id = 0;
+    std::string backup_id;
+    std::string image;
+};
+
 using command_body =
     std::variant<init_group, create_stream, append, delete_stream, expire_stream, flush_chunk,
-                 publish_snapshot, retain, rewrite_history, add_fork_ref, drop_fork_ref>;
+                 publish_snapshot, retain, rewrite_history, add_fork_ref, drop_fork_ref,
+                 restore_group>;
 
 struct command {
     protocol::unix_ms now_ms = 0;  // the proposer's clock
@@ -159,6 +175,7 @@ enum class command_type : std::uint8_t {
     rewrite_history = 9,
     add_fork_ref = 10,
     drop_fork_ref = 11,
+    restore_group = 12,
 };
 
 // The key of the stream a command addresses; null for group-wide commands.

@@ -168,6 +168,12 @@ struct encoder {
         w.put_u8(static_cast<std::uint8_t>(command_type::rewrite_history));
         w.put_u64(c.history_id);
     }
+    void operator()(const restore_group& c) {
+        w.put_u8(static_cast<std::uint8_t>(command_type::restore_group));
+        w.put_u64(c.history_id);
+        w.put_string(c.backup_id);
+        w.put_string(c.image);
+    }
     void operator()(const retain& c) {
         w.put_u8(static_cast<std::uint8_t>(command_type::retain));
         w.put_string(c.key);
@@ -304,6 +310,14 @@ bool decode_body(binary_reader& r, std::uint8_t version, command_body& body) {
             body = c;
             return true;
         }
+        case command_type::restore_group: {
+            restore_group c;
+            if (!r.get_u64(c.history_id) || !r.get_string(c.backup_id) || !r.get_string(c.image)) {
+                return false;
+            }
+            body = std::move(c);
+            return true;
+        }
         case command_type::retain: {
             retain c;
             if (!r.get_string(c.key) || !get_optional_u64(r, c.if_incarnation) ||
@@ -347,7 +361,9 @@ std::string encode_command(const command& cmd) {
     // (key, content type, producer, sequence) fit in the margin.
     constexpr std::size_t fields_margin = 512;
     const auto* appended = std::get_if<append>(&cmd.body);
-    w.reserve(fields_margin + (appended != nullptr ? appended->body.size() : 0));
+    const auto* restored = std::get_if<restore_group>(&cmd.body);
+    w.reserve(fields_margin + (appended != nullptr ? appended->body.size() : 0) +
+              (restored != nullptr ? restored->image.size() : 0));
     w.put_u8(codec_version);
     w.put_u64(static_cast<std::uint64_t>(cmd.now_ms));
     std::visit(encoder{w}, cmd.body);

@@ -1,6 +1,7 @@
 #include "state/group_state.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "protocol/content_type.h"
 #include "protocol/digest.h"
@@ -75,6 +76,18 @@ std::optional<error> check_json_boundary(const stream& s, std::uint64_t offset,
         return make_error(error_code::not_json_boundary,
                           "the offset is not a JSON message boundary");
     return std::nullopt;
+}
+
+// A group's streams in key order: a rewrite's report must be a function of
+// the state alone, never of the map's insertion history.
+std::vector<std::pair<std::string_view, stream*>> in_key_order(
+    const string_map<std::unique_ptr<stream>>& streams) {
+    std::vector<std::pair<std::string_view, stream*>> out;
+    out.reserve(streams.size());
+    for (const auto& [key, s] : streams) out.emplace_back(key, s.get());
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
 }
 
 void name_snapshot(apply_result& r, const snapshot_ref& snap) {
@@ -185,6 +198,8 @@ apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
                 return apply_add_fork_ref(body);
             } else if constexpr (std::is_same_v<T, drop_fork_ref>) {
                 return apply_drop_fork_ref(body);
+            } else if constexpr (std::is_same_v<T, restore_group>) {
+                return apply_restore(body);
             } else {
                 return apply_rewrite(body);
             }
@@ -537,19 +552,105 @@ apply_result group_state::apply_rewrite(const rewrite_history& c) {
     // extensions 2.4: a new history id gives every stream of the group a new
     // token, reports the old one with the tail it kept, and closes every
     // producer epoch claimed before the rewrite.
-    _history_id = c.history_id;
-    for (auto& [key, s] : _streams) {
-        const bool written_since = !s->previous_incarnation || s->tail() != s->inherited_offset;
-        if (written_since) {
-            s->previous_incarnation = s->incarnation;
-            s->inherited_offset = s->tail();
-        }
-        s->incarnation = incarnation_token(_history_id, s->created_at_ms, s->incarnation);
-        for (auto& [id, p] : s->producers) p.closed_by_history = true;
+    if (c.history_id == 0 || c.history_id == _history_id) {
+        return refused(error_code::invalid_request, "a history rewrite needs a new history id");
     }
+    _history_id = c.history_id;
     apply_result r;
+    for (const auto& [key, entry] : in_key_order(_streams)) {
+        stream& s = *entry;
+        const std::uint64_t before = s.incarnation;
+        rewrite_stream(s, incarnation_token(_history_id, s.created_at_ms, s.incarnation));
+        r.rewritten.push_back(
+            rewritten_stream{std::string(key), before, s.incarnation, s.previous_incarnation,
+                             s.inherited_offset, s.tail()});
+    }
+    r.rewrote_history = true;
     r.wakes_readers = true;
     return r;
+}
+
+apply_result group_state::apply_restore(const restore_group& c) {
+    apply_result r;
+    if (c.history_id == _history_id) {
+        // Another attempt of a restore this group applied already.
+        r.already_restored = true;
+        return r;
+    }
+    if (c.history_id == 0) {
+        return refused(error_code::invalid_request, "a restore needs a new history id");
+    }
+    std::uint32_t group = 0;
+    std::uint64_t backup_index = 0;
+    auto restored = restore_checkpoint(c.image, group, backup_index);
+    if (!restored) {
+        return refused(error_code::invalid_request, "the backup's image of the group is unreadable");
+    }
+    group_state& b = *restored;
+    // The objects only the state replaced references are garbage; those
+    // both reference stay (the restore put the backup's copies in place
+    // under the same keys: one key, one content).
+    std::unordered_set<std::string> kept;
+    std::vector<std::string> mine;
+    // In key order: the garbage list is part of the answer, which must be a
+    // function of the state alone, never of the maps' insertion history.
+    const auto held_by = [](const string_map<std::unique_ptr<stream>>& streams,
+                            std::vector<std::string>& out) {
+        for (const auto& [key, s] : in_key_order(streams)) collect_objects(*s, out);
+    };
+    {
+        std::vector<std::string> theirs;
+        held_by(b._streams, theirs);
+        held_by(b._retired, theirs);
+        kept.insert(theirs.begin(), theirs.end());
+    }
+    held_by(_streams, mine);
+    held_by(_retired, mine);
+    for (auto& object : mine) {
+        if (!kept.contains(object)) r.garbage_objects.push_back(std::move(object));
+    }
+    // Streams created after the backup go; the rest are rewritten as the
+    // backup holds them. The token mixes in the history replaced: a restore
+    // of the same backup after a later rewrite (whose history id is the same
+    // one) issues no token a client saw before, and every attempt of one
+    // restore issues the same tokens.
+    const std::uint64_t replaced_history = _history_id;
+    for (const auto& [key, entry] : in_key_order(_streams)) {
+        if (!b._streams.contains(key)) {
+            r.rewritten.push_back(rewritten_stream{std::string(key), entry->incarnation,
+                                                   std::nullopt, std::nullopt, 0, 0});
+        }
+    }
+    for (const auto& [key, entry] : in_key_order(b._streams)) {
+        stream& s = *entry;
+        std::optional<std::uint64_t> before;
+        if (const stream* now = find(key)) before = now->incarnation;
+        rewrite_stream(s, incarnation_token(c.history_id, s.created_at_ms,
+                                            s.incarnation ^ mix64(replaced_history)));
+        r.rewritten.push_back(rewritten_stream{std::string(key), before, s.incarnation,
+                                               s.previous_incarnation, s.inherited_offset,
+                                               s.tail()});
+    }
+    std::sort(r.rewritten.begin(), r.rewritten.end(),
+              [](const rewritten_stream& x, const rewritten_stream& y) { return x.key < y.key; });
+    _streams = std::move(b._streams);
+    _retired = std::move(b._retired);
+    _history_id = c.history_id;
+    r.rewrote_history = true;
+    r.wakes_readers = true;
+    return r;
+}
+
+void group_state::rewrite_stream(stream& s, std::uint64_t token) {
+    // After two rewrites with no write between them, the report names the
+    // token before both: no byte changed in between (extensions 2.4).
+    const bool written_since = !s.previous_incarnation || s.tail() != s.inherited_offset;
+    if (written_since) {
+        s.previous_incarnation = s.incarnation;
+        s.inherited_offset = s.tail();
+    }
+    s.incarnation = token;
+    for (auto& [id, p] : s.producers) p.closed_by_history = true;
 }
 
 apply_result group_state::apply_retain(const retain& c) {

@@ -83,8 +83,12 @@ private:
     apply_result apply_publish(const publish_snapshot& c);
     apply_result apply_retain(const retain& c);
     apply_result apply_rewrite(const rewrite_history& c);
+    apply_result apply_restore(const restore_group& c);
     apply_result apply_add_fork_ref(const add_fork_ref& c);
     apply_result apply_drop_fork_ref(const drop_fork_ref& c);
+    // One stream's part of a history rewrite (extensions 2.4): its new token,
+    // the report of the old one, and its producer epochs closed.
+    static void rewrite_stream(stream& s, std::uint64_t token);
     // Removes a live stream (delete or expiry): retires it while forks read
     // through it, otherwise erases it and releases its own source.
     void remove_stream(string_map<std::unique_ptr<stream>>::iterator it, apply_result& r);

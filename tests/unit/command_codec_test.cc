@@ -102,6 +102,12 @@ void expect_same(const rewrite_history& a, const rewrite_history& b) {
     EXPECT_EQ(a.history_id, b.history_id);
 }
 
+void expect_same(const restore_group& a, const restore_group& b) {
+    EXPECT_EQ(a.history_id, b.history_id);
+    EXPECT_EQ(a.backup_id, b.backup_id);
+    EXPECT_EQ(a.image, b.image);
+}
+
 void expect_same(const command& a, const command& b) {
     EXPECT_EQ(a.now_ms, b.now_ms);
     ASSERT_EQ(a.body.index(), b.body.index());
@@ -233,6 +239,9 @@ std::vector<named_command> sample_commands() {
     p2.boundary = boundary_check{(1ULL << 52) + 1, false};
     out.push_back({"publish object with a boundary read", command{21, p2}});
     out.push_back({"rewrite history", command{19, rewrite_history{0x0123456789abcdefULL}}});
+    out.push_back({"restore a group",
+                   command{22, restore_group{0x0fedcba987654321ULL, "0123abcd",
+                                             std::string("DSTRCKP3\0\x01image", 17)}}});
     return out;
 }
 
@@ -283,6 +292,7 @@ TEST(CommandCodec, LayoutStartsWithVersionClockAndStableTypeCode) {
     EXPECT_EQ(static_cast<int>(command_type::flush_chunk), 6);
     EXPECT_EQ(static_cast<int>(command_type::add_fork_ref), 10);
     EXPECT_EQ(static_cast<int>(command_type::drop_fork_ref), 11);
+    EXPECT_EQ(static_cast<int>(command_type::restore_group), 12);
 }
 
 TEST(CommandCodec, VersionOneCreateRecordsStillDecode) {

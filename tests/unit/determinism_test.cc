@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 #include <zlib.h>
 
@@ -124,15 +125,24 @@ std::string render(const apply_result& r) {
     o << ']';
     put(o, "origin", r.origin);
     put(o, "released", r.released);
-    o << " wakes=" << r.wakes_readers;
+    o << " wakes=" << r.wakes_readers << " rewrote=" << r.rewrote_history
+      << " already_restored=" << r.already_restored << " rewritten=[";
+    for (const auto& w : r.rewritten) {
+        o << w.key;
+        put(o, " before", w.before);
+        put(o, " incarnation", w.incarnation);
+        put(o, " previous", w.previous_incarnation);
+        o << " inherited=" << w.inherited_offset << " tail=" << w.tail << "; ";
+    }
+    o << ']';
     return o.str();
 }
 
 const char* type_name(const command_body& body) {
-    static constexpr std::array<const char*, 11> names = {
+    static constexpr std::array<const char*, 12> names = {
         "init_group",      "create_stream", "append",           "delete_stream",
         "expire_stream",   "flush_chunk",   "publish_snapshot", "retain",
-        "rewrite_history", "add_fork_ref",  "drop_fork_ref"};
+        "rewrite_history", "add_fork_ref",  "drop_fork_ref",    "restore_group"};
     return names.at(body.index());
 }
 
@@ -417,7 +427,15 @@ private:
             // A reference whose fork failed or went away (or a repeat).
             return _refs[pick(_refs.size())];
         }
-        if (roll < 88 && chance(8)) return rewrite_history{_rng() | 1};
+        if (roll < 88 && chance(8)) {
+            // A restore of an earlier state of the group (a backup), or an
+            // accepted loss; the next backup is the state as of now.
+            std::string image = std::exchange(_backup, checkpoint_of(live, 0));
+            if (!image.empty() && chance(50)) {
+                return restore_group{_rng() | 1, "backup", std::move(image)};
+            }
+            return rewrite_history{_rng() | 1};
+        }
         if (roll < 89 && chance(10)) return init_group{_rng() | 1};  // ignored: drawn once
         append a;
         a.key = k;
@@ -433,6 +451,7 @@ private:
     std::deque<command_body> _queued;
     std::uint64_t _next_reference = 1;
     std::vector<drop_fork_ref> _refs;
+    std::string _backup;  // an earlier checkpoint of the live state, for a restore
     std::vector<std::uint64_t> _crowded_seq;  // the next seq each crowded producer believes in
     std::uint64_t _burst = 0;                 // claims left in this millisecond's burst
 };
@@ -468,7 +487,7 @@ TEST(Determinism, LiveAndCheckpointPlusReplayHoldTheSameState) {
     std::size_t evictions = 0;
     std::size_t tied_evictions = 0;
     std::size_t refusals = 0;
-    std::array<std::size_t, 11> by_type{};
+    std::array<std::size_t, 12> by_type{};
     std::size_t checkpoints = 0;
     for (std::size_t i = 1; i <= commands; ++i) {
         const command cmd = h.next(live);

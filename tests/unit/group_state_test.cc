@@ -1226,3 +1226,204 @@ TEST(GroupStateHistory, AForkStillFindsItsSourceAfterTheSourcesHistoryIsRewritte
 
 }  // namespace
 }  // namespace dstream::state
+
+namespace dstream::state {
+namespace {
+
+// The sealed checkpoint image a backup holds of a group (what a restore carries).
+std::string backup_image(const group& t) {
+    return sealed_checkpoint_bytes(t.g.capture_checkpoint(0, t.index));
+}
+
+TEST(GroupStateRestore, RewindsToTheBackupAsOneRewrite) {
+    group t;
+    t.run(make_create("text/plain"));
+    expect_ok(t.run(producer_write("p", 0, 0, "ab")));
+    t.run(make_create("text/plain", "x", false, {}, std::nullopt, "bucket/kept"));
+    const std::uint64_t at_backup = t.g.find(key)->incarnation;
+    const std::string image = backup_image(t);
+
+    // Writes after the backup: more bytes, a stream created, a stream deleted.
+    expect_ok(t.run(producer_write("p", 0, 1, "cd")));
+    t.run(make_create("text/plain", "new", false, {}, std::nullopt, "bucket/later"));
+    t.run(delete_stream{"bucket/kept", std::nullopt});
+    EXPECT_EQ(t.bytes(), "abcd");
+
+    const auto r = t.run(restore_group{0x77, "backup-1", image});
+    expect_ok(r);
+    EXPECT_TRUE(r.rewrote_history);
+    EXPECT_FALSE(r.already_restored);
+    EXPECT_EQ(t.g.history_id(), 0x77u);
+    EXPECT_EQ(t.bytes(), "ab");
+    EXPECT_EQ(t.bytes("bucket/kept"), "x");
+    EXPECT_EQ(t.g.find("bucket/later"), nullptr);
+    const stream* s = t.g.find(key);
+    EXPECT_NE(s->incarnation, at_backup);
+    EXPECT_GE(s->incarnation, two52);
+    EXPECT_LT(s->incarnation, two53);
+    EXPECT_EQ(s->previous_incarnation, std::optional<std::uint64_t>(at_backup));
+    EXPECT_EQ(s->inherited_offset, 2u);
+
+    // The report: every stream of either state, in key order.
+    ASSERT_EQ(r.rewritten.size(), 3u);
+    EXPECT_EQ(r.rewritten[0].key, "bucket/kept");
+    EXPECT_FALSE(r.rewritten[0].before.has_value());  // deleted after the backup
+    EXPECT_EQ(r.rewritten[1].key, "bucket/later");
+    EXPECT_FALSE(r.rewritten[1].incarnation.has_value());  // removed
+    EXPECT_EQ(r.rewritten[2].key, key);
+    EXPECT_EQ(r.rewritten[2].before, std::optional<std::uint64_t>(at_backup));
+    EXPECT_EQ(r.rewritten[2].incarnation, std::optional<std::uint64_t>(s->incarnation));
+    EXPECT_EQ(r.rewritten[2].tail, 2u);
+
+    // extensions 5.3: the producer's epoch is closed at the seq that survived;
+    // a repeat of the surviving write gets its receipt.
+    const auto next = t.run(producer_write("p", 0, 1, "cd"));
+    expect_refused(next, error_code::producer_epoch_closed);
+    EXPECT_EQ(next.producer_outcome, "epoch-closed;by=history");
+    EXPECT_EQ(next.closed_epoch, std::optional<std::uint64_t>(0));
+    EXPECT_EQ(next.closed_seq, 0u);
+    const auto repeat = t.run(producer_write("p", 0, 0, "ab"));
+    EXPECT_EQ(repeat.kind, write_kind::repeated);
+    EXPECT_EQ(repeat.start_offset, 0u);
+    EXPECT_EQ(repeat.next_offset, 2u);
+
+    // The old token is refused as a precondition.
+    append stale = make_append("zz");
+    stale.if_incarnation = at_backup;
+    expect_refused(t.run(stale), error_code::incarnation_mismatch);
+}
+
+TEST(GroupStateRestore, AnotherAttemptOfTheSameRestoreChangesNothing) {
+    group t;
+    t.run(make_create("text/plain", "ab"));
+    const std::string image = backup_image(t);
+    t.run(make_append("cd"));
+    expect_ok(t.run(restore_group{0x77, "backup-1", image}));
+    const std::uint64_t token = t.g.find(key)->incarnation;
+    t.run(make_append("ef"));  // a write after the restore stays
+    const auto again = t.run(restore_group{0x77, "backup-1", image});
+    expect_ok(again);
+    EXPECT_TRUE(again.already_restored);
+    EXPECT_FALSE(again.rewrote_history);
+    EXPECT_EQ(t.g.find(key)->incarnation, token);
+    EXPECT_EQ(t.bytes(), "abef");
+}
+
+// extensions 2.4, two rewrites: with no write between them the headers name
+// the token before both; with a write between them, the token between.
+TEST(GroupStateRestore, TwoRewritesFollowTheTwoRewriteRules) {
+    group t;
+    t.run(make_create("text/plain", "ab"));
+    const std::uint64_t original = t.g.find(key)->incarnation;
+    const std::string image = backup_image(t);
+
+    // A restore, then an accepted loss with no write between: the token before both.
+    expect_ok(t.run(restore_group{0x77, "b1", image}));
+    const std::uint64_t restored = t.g.find(key)->incarnation;
+    expect_ok(t.run(rewrite_history{0x78}));
+    EXPECT_NE(t.g.find(key)->incarnation, restored);
+    EXPECT_EQ(t.g.find(key)->previous_incarnation, std::optional<std::uint64_t>(original));
+    EXPECT_EQ(t.g.find(key)->inherited_offset, 2u);
+
+    // A write, then another rewrite: the token between the two, with the
+    // tail then; a client holding `original` finds no match.
+    t.run(make_append("cd"));
+    const std::uint64_t between = t.g.find(key)->incarnation;
+    expect_ok(t.run(rewrite_history{0x79}));
+    EXPECT_EQ(t.g.find(key)->previous_incarnation, std::optional<std::uint64_t>(between));
+    EXPECT_EQ(t.g.find(key)->inherited_offset, 4u);
+
+    // A restore names the stream's token in the backup, with the backup's
+    // tail (extensions 2.4 note): the bytes below it are those of that token.
+    expect_ok(t.run(restore_group{0x80, "b2", image}));
+    EXPECT_EQ(t.bytes(), "ab");
+    EXPECT_EQ(t.g.find(key)->previous_incarnation, std::optional<std::uint64_t>(original));
+    EXPECT_EQ(t.g.find(key)->inherited_offset, 2u);
+    EXPECT_NE(t.g.find(key)->incarnation, restored);
+}
+
+// The backup's own report is kept when it had not been written since a
+// rewrite of its own (extensions 2.4 note).
+TEST(GroupStateRestore, ABackupTakenRightAfterARewriteNamesTheTokenBeforeIt) {
+    group t;
+    t.run(make_create("text/plain", "ab"));
+    const std::uint64_t original = t.g.find(key)->incarnation;
+    expect_ok(t.run(rewrite_history{0x55}));
+    const std::string image = backup_image(t);
+    t.run(make_append("cd"));
+    expect_ok(t.run(restore_group{0x77, "b", image}));
+    EXPECT_EQ(t.g.find(key)->previous_incarnation, std::optional<std::uint64_t>(original));
+    EXPECT_EQ(t.g.find(key)->inherited_offset, 2u);
+}
+
+TEST(GroupStateRestore, ObjectsOnlyTheReplacedStateHeldAreGarbage) {
+    group t;
+    t.run(make_create("text/plain", "abcdef"));
+    const std::uint64_t inc = t.g.find(key)->incarnation;
+    expect_ok(t.run(flush_chunk{key, inc, 0, 2, "chunks/a"}));
+    const std::string image = backup_image(t);
+    expect_ok(t.run(flush_chunk{key, inc, 2, 4, "chunks/b"}));
+    const auto r = t.run(restore_group{0x77, "b", image});
+    expect_ok(r);
+    EXPECT_EQ(r.garbage_objects, std::vector<std::string>{"chunks/b"});
+    ASSERT_EQ(t.g.find(key)->chunks.size(), 1u);
+    EXPECT_EQ(t.g.find(key)->chunks[0].object_key, "chunks/a");
+    EXPECT_EQ(t.bytes(), "cdef");  // the hot tail, from the backup's image
+}
+
+TEST(GroupStateRestore, AnUnreadableImageOrNoHistoryIdIsRefusedAndChangesNothing) {
+    group t;
+    t.run(make_create("text/plain", "ab"));
+    const std::uint64_t token = t.g.find(key)->incarnation;
+    std::string image = backup_image(t);
+    image[image.size() / 2] ^= 1;
+    expect_refused(t.run(restore_group{0x77, "b", image}), error_code::invalid_request);
+    expect_refused(t.run(restore_group{0, "b", backup_image(t)}), error_code::invalid_request);
+    expect_refused(t.run(rewrite_history{0}), error_code::invalid_request);
+    EXPECT_EQ(t.g.find(key)->incarnation, token);
+    EXPECT_EQ(t.g.history_id(), 0x1234567890abcdefULL);
+}
+
+TEST(GroupStateRestore, AnAcceptedLossReportsEachTokenAndTheTailKept) {
+    group t;
+    t.run(make_create("text/plain", "abc"));
+    const std::uint64_t before = t.g.find(key)->incarnation;
+    const auto r = t.run(rewrite_history{0x99});
+    expect_ok(r);
+    EXPECT_TRUE(r.rewrote_history);
+    ASSERT_EQ(r.rewritten.size(), 1u);
+    EXPECT_EQ(r.rewritten[0].before, std::optional<std::uint64_t>(before));
+    EXPECT_EQ(r.rewritten[0].tail, 3u);
+    EXPECT_EQ(r.rewritten[0].incarnation, std::optional<std::uint64_t>(t.g.find(key)->incarnation));
+}
+
+}  // namespace
+}  // namespace dstream::state
+
+namespace dstream::state {
+namespace {
+
+// base protocol 4.2 with extensions 2.4: a fork names its source's token at
+// its creation, which a rewrite of the source's history changes; the source
+// is then found by the fork's reference, which the rewrite keeps.
+TEST(GroupStateRestore, ARestoreKeepsTheForkReferencesOfTheBackup) {
+    group t;
+    t.run(make_create("text/plain", "abcdef"));
+    const std::uint64_t token = t.g.find(key)->incarnation;
+    expect_ok(t.run(add_fork_ref{key, token, 3, "bucket/fork", 0x9999}));
+    create_stream fork = make_create("text/plain", "", false, {}, std::nullopt, "bucket/fork");
+    fork.fork = fork_origin{key, token, 3, 0x9999};
+    expect_ok(t.run(fork));
+    const std::string image = backup_image(t);
+    t.run(drop_fork_ref{key, token, 0x9999});
+    EXPECT_EQ(t.g.find_source(key, 0x9999), nullptr);
+
+    expect_ok(t.run(restore_group{0x7171, "b", image}));
+    EXPECT_NE(t.g.find(key)->incarnation, token);
+    EXPECT_EQ(t.g.find_source(key, 0x9999), t.g.find(key));
+    ASSERT_NE(t.g.find("bucket/fork"), nullptr);
+    EXPECT_EQ(t.g.find("bucket/fork")->origin->reference, 0x9999u);
+}
+
+}  // namespace
+}  // namespace dstream::state
