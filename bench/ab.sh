@@ -52,7 +52,7 @@ run_one() {
     dir=$(mktemp -d "$WORK/data.XXXXXX")
     local mode=(--data-dir "$dir")
     [[ $MEMORY -eq 1 ]] && mode+=(--memory)
-    "$bin" serve --listen "127.0.0.1:$port" "${mode[@]}" --log-level warn >"$dir.log" 2>&1 &
+    "$bin" serve --listen "127.0.0.1:$port" --admin-listen off "${mode[@]}" --log-level warn >"$dir.log" 2>&1 &
     PID=$!
     for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.05; done
     local line

@@ -81,7 +81,7 @@ for round in $(seq "$ROUNDS"); do
     # A single durable node.
     host=127.0.0.2 port=$(free_port 127.0.0.2)
     # shellcheck disable=SC2046
-    "$BIN" serve --listen "$host:$port" --data-dir "$WORK/single$round" --groups 1 --log-level warn \
+    "$BIN" serve --listen "$host:$port" --admin-listen off --data-dir "$WORK/single$round" --groups 1 --log-level warn \
         $(cold "single$round") >"$WORK/single$round.log" 2>&1 &
     PIDS=($!)
     wait_ready "http://$host:$port"
@@ -99,7 +99,7 @@ for round in $(seq "$ROUNDS"); do
     done
     for i in 1 2 3; do
         # shellcheck disable=SC2046
-        "$BIN" serve --cluster "$file" --node-id "$i" --data-dir "$WORK/node$round-$i" --log-level warn \
+        "$BIN" serve --cluster "$file" --node-id "$i" --admin-listen off --data-dir "$WORK/node$round-$i" --log-level warn \
             $(cold "cluster$round") >"$WORK/node$round-$i.log" 2>&1 &
         PIDS+=($!)
     done

@@ -347,10 +347,10 @@ start_server() {
             [[ -n "$REF_FILE_HANDLES" ]] && extra=(--max-file-handles "$REF_FILE_HANDLES")
             node "$ROOT/bench/load/reference-server.mjs" --port "$port" --data-dir "$dir/data" "${extra[@]}" >"$log" 2>&1 &
             ;;
-        dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" "${hot[@]}" >"$log" 2>&1 & ;;
-        dstream-memory) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" --memory >"$log" 2>&1 & ;;
+        dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" >"$log" 2>&1 & ;;
+        dstream-memory) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" --memory >"$log" 2>&1 & ;;
         dstream-s3)
-            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir/data" "${hot[@]}" \
+            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" \
                 --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/bench" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" >"$log" 2>&1 &
             ;;
         nginx-floor)

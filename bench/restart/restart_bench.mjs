@@ -37,7 +37,7 @@ const port = await new Promise((resolve) => {
 const url = `http://127.0.0.1:${port}`;
 
 function start() {
-    const child = spawn(opt.bin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir,
+    const child = spawn(opt.bin, ['serve', '--listen', `127.0.0.1:${port}`, '--admin-listen', 'off', '--data-dir', dataDir,
                                   '--hot-bytes', opt['hot-bytes'], '--log-level', 'info'],
                         { stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';

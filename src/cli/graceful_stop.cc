@@ -6,9 +6,10 @@
 namespace dstream::cli {
 
 graceful_stop::graceful_stop(runtime::io_threads& threads, edge::server& server,
-                             std::chrono::seconds bound)
+                             edge::server* admin, std::chrono::seconds bound)
     : _threads(threads),
       _server(server),
+      _admin(admin),
       _bound(bound),
       _strand(boost::asio::make_strand(threads.contexts().first())),
       _timer(_strand) {}
@@ -21,6 +22,7 @@ void graceful_stop::begin(int signal) {
         _timer.async_wait([this](boost::system::error_code ec) {
             if (!ec) finish(true);
         });
+        if (_admin != nullptr) _admin->drain([] {});
         _server.drain([this] { boost::asio::post(_strand, [this] { finish(false); }); });
     });
 }

@@ -18,7 +18,10 @@ namespace dstream::cli {
 
 class graceful_stop {
 public:
-    graceful_stop(runtime::io_threads& threads, edge::server& server, std::chrono::seconds bound);
+    // `admin`, the admin listener (null when off), stops accepting at once;
+    // the stop waits for the client listener's connections only.
+    graceful_stop(runtime::io_threads& threads, edge::server& server, edge::server* admin,
+                  std::chrono::seconds bound);
 
     // Any thread, once.
     void begin(int signal);
@@ -33,6 +36,7 @@ private:
 
     runtime::io_threads& _threads;
     edge::server& _server;
+    edge::server* _admin;
     std::chrono::seconds _bound;
     boost::asio::strand<boost::asio::io_context::executor_type> _strand;
     boost::asio::steady_timer _timer;

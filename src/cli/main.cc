@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include "admin/operator_plane.h"
 #include "base/version.h"
 #include "cli/client/client_commands.h"
 #include "cli/cluster_node.h"
@@ -36,6 +37,7 @@
 #include "service/engine.h"
 #include "service/orphan_sweep.h"
 #include "storage/chunk_cache.h"
+#include "storage/held_object_store.h"
 
 namespace {
 
@@ -106,12 +108,16 @@ int run_serve(const cli::serve_options& opts) {
     boost::asio::thread_pool io_pool(2);
     std::unique_ptr<log::node_wal> wal;
     std::optional<cli::node_cold_store> cold_store;
+    // The cold store as the groups see it: a backup holds off the removal of
+    // the objects it copies (storage/held_object_store.h).
+    std::optional<storage::held_object_store> held_store;
     std::unique_ptr<log::checkpoint_files> checkpoints;
     std::optional<storage::chunk_cache> cache;
     std::optional<service::cold_read_pool> cold_reads;
     std::optional<service::engine> engine;
     std::unique_ptr<cli::cluster_node> cluster;
     std::string listen = opts.listen;
+    std::string admin_listen = opts.admin_listen;
     if (!opts.cluster.empty()) {
         cluster = std::make_unique<cli::cluster_node>(
             io.first(), config::read_cluster_file(opts.cluster),
@@ -120,6 +126,9 @@ int run_serve(const cli::serve_options& opts) {
                              static_cast<unsigned>(opts.raft_heartbeat_ms),
                              static_cast<unsigned>(opts.raft_trailing_entries)});
         if (!opts.listen_given) listen = cluster->self().http.text();
+        if (!opts.admin_listen_given && cluster->self().admin) {
+            admin_listen = cluster->self().admin->text();
+        }
         edge_opts.cluster = &cluster->map();
         edge_opts.status = cluster.get();
     }
@@ -142,7 +151,7 @@ int run_serve(const cli::serve_options& opts) {
         edge_opts.cluster_id = meta.cluster_id;
         storage::object_store& store = cold_store.emplace(opts, dir, meta.cluster_id).store();
         service::cold_tier cold;
-        cold.store = &store;
+        cold.store = &held_store.emplace(store);
         cold.cache = &cache.emplace(opts.chunk_cache_bytes);
         cold.io = io_pool.get_executor();
         if (store.streams_ranges())
@@ -187,18 +196,45 @@ int run_serve(const cli::serve_options& opts) {
 
     edge::server server(io, *engine, edge_opts);
     server.listen(host, port);
+    // The admin listener: the operator routes that change data or read it in
+    // bulk, which the client listener refuses (edge/admin_plane.h).
+    std::optional<admin::operator_plane> plane;
+    std::unique_ptr<edge::server> admin_server;
+    std::string admin_where = "off";
+    if (admin_listen != "off") {
+        plane.emplace(admin::plane_inputs{
+            *engine, held_store ? &*held_store : nullptr, edge_opts.cluster_id, opts.node_id,
+            cluster ? &cluster->map() : nullptr,
+            backup::location_options{opts.s3_endpoint, opts.s3_region}, runtime::system_clock(),
+            runtime::system_random()});
+        edge::edge_options admin_opts = edge_opts;
+        admin_opts.admin = &*plane;
+        admin_opts.admin_token = opts.admin_token;
+        admin_server = std::make_unique<edge::server>(io, *engine, admin_opts);
+        const auto [admin_host, admin_port] = cli::split_listen(admin_listen);
+        try {
+            admin_server->listen(admin_host, admin_port);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(fmt::format(
+                "the admin listener cannot listen on {} ({}): give --admin-listen another "
+                "address, or off",
+                admin_listen, e.what()));
+        }
+        admin_where = fmt::format("{}:{}", admin_host, admin_server->port());
+    }
     if (opts.memory) spdlog::warn("MEMORY mode: every stream is lost at exit");
     spdlog::info(
-        "dstream start: version={} listen={}:{} data_dir={} mode={} groups={} threads={} "
+        "dstream start: version={} listen={}:{} admin={} data_dir={} mode={} groups={} threads={} "
         "cluster_id={} cold_store={} access_log={} shutdown_timeout_s={}",
-        version(), host, server.port(), opts.memory ? "-" : opts.data_dir,
+        version(), host, server.port(), admin_where, opts.memory ? "-" : opts.data_dir,
         opts.memory ? std::string("memory")
         : cluster   ? "cluster node " + std::to_string(opts.node_id)
                     : std::string("durable"),
         engine->group_count(), opts.threads, edge_opts.cluster_id,
         cold_store ? cold_store->where() : "-", opts.access_log, opts.shutdown_timeout_seconds);
 
-    cli::graceful_stop stop(threads, server, std::chrono::seconds(opts.shutdown_timeout_seconds));
+    cli::graceful_stop stop(threads, server, admin_server.get(),
+                            std::chrono::seconds(opts.shutdown_timeout_seconds));
     // A cluster's node hands its leaderships over first (for up to 3 s), so
     // that no group waits an election timeout for the node that left.
     signals.on_first([&stop, &cluster](int sig) {
@@ -211,6 +247,9 @@ int run_serve(const cli::serve_options& opts) {
     });
 
     threads.run();
+    // A copy in flight on the admin plane's thread ends before the frames
+    // that wait for it go with the io.
+    if (plane) plane->stop();
     if (cluster) cluster->stop();
     if (cold_reads) cold_reads->stop();
     io_pool.join();

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -20,6 +21,12 @@ using config::unit;
 
 std::string check_listen(const std::string& listen) {
     return parse_listen(listen) ? "" : "must be HOST:PORT with a port from 0 to 65535";
+}
+
+std::string check_admin_listen(const std::string& listen) {
+    return listen == "off" || parse_listen(listen)
+               ? ""
+               : "must be HOST:PORT with a port from 0 to 65535, or off";
 }
 
 std::string check_cold_store(const std::string& url) {
@@ -64,6 +71,23 @@ std::optional<std::string> from_environment(const std::string& name) {
     return std::string(v);
 }
 
+// The token is the file's first line, without its line end; a file that
+// cannot be read, or holds no token, stops the start (exit 2).
+std::string read_admin_token(const std::string& path) {
+    std::ifstream in(path);
+    std::string token;
+    if (!in || !std::getline(in, token)) {
+        throw config::invalid_setting("setting admin_token_file: cannot read " + path);
+    }
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t'))
+        token.pop_back();
+    if (token.empty() || token.find_first_of(" \t") != std::string::npos) {
+        throw config::invalid_setting("setting admin_token_file: " + path +
+                                      " must hold the token on its first line, without spaces");
+    }
+    return token;
+}
+
 }  // namespace
 
 std::vector<config::setting> serve_settings(serve_options& o) {
@@ -71,6 +95,15 @@ std::vector<config::setting> serve_settings(serve_options& o) {
     table.push_back(
         config::text("listen", o.listen, "127.0.0.1:4437", "Address to listen on, HOST:PORT")
             .checked_by(check_listen));
+    table.push_back(config::text("admin_listen", o.admin_listen, "127.0.0.1:4438",
+                                 "Address of the admin listener, HOST:PORT, or off: the operator "
+                                 "routes that change data or read it in bulk (backup, restore, "
+                                 "accept-loss; docs/operations.md), which the client listener "
+                                 "refuses with 404. Keep it on a private address")
+                        .checked_by(check_admin_listen));
+    table.push_back(config::text("admin_token_file", o.admin_token_file, "",
+                                 "A file holding the admin listener's token: every request to it "
+                                 "must then carry Authorization: Bearer TOKEN (empty: none)"));
     table.push_back(config::text("data_dir", o.data_dir, "./data",
                                  "Directory for the node's data (docs/disk-format.md)"));
     table.push_back(config::boolean("memory", o.memory, false,
@@ -254,6 +287,15 @@ config::effective load_serve_options(serve_options& opts, const config::inputs& 
     }
     for (const auto& v : e.values) {
         if (v.about.key == "listen") opts.listen_given = v.from != config::source::fallback;
+        if (v.about.key == "admin_listen")
+            opts.admin_listen_given = v.from != config::source::fallback;
+    }
+    if (!opts.admin_token_file.empty()) {
+        opts.admin_token = read_admin_token(opts.admin_token_file);
+        if (opts.admin_listen == "off") {
+            throw config::invalid_setting(
+                "setting admin_token_file: the admin listener is off (--admin-listen off)");
+        }
     }
     if (!opts.cluster.empty()) {
         if (opts.node_id == 0) {

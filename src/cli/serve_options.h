@@ -20,6 +20,10 @@ namespace dstream::cli {
 // The values come from serve_settings(); see docs/configuration.md.
 struct serve_options {
     std::string listen;
+    // The admin listener (HOST:PORT, or "off") and the file of its bearer
+    // token (empty: none).
+    std::string admin_listen;
+    std::string admin_token_file;
     std::string data_dir;
     std::string config_file;  // the TOML file they were read from, if any
     bool memory = false;
@@ -58,6 +62,8 @@ struct serve_options {
     std::uint64_t raft_heartbeat_ms = 0;
     std::uint64_t raft_trailing_entries = 0;
     bool listen_given = false;  // --listen (or its env or file key) was set
+    bool admin_listen_given = false;  // --admin-listen (or its env or file key) was set
+    std::string admin_token;    // read from admin_token_file at start
 };
 
 // The table, each row bound to its field of `opts`.

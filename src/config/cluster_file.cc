@@ -17,11 +17,13 @@ namespace {
     throw invalid_setting(fmt::format("cluster file {}: {}", source, why));
 }
 
-// The keys of `table` must be `allowed`, each present.
+// The keys of `table` must be `allowed`, each present, or `optional`.
 void expect_keys(const toml::table& table, std::initializer_list<std::string_view> allowed,
-                 const std::string& source, const std::string& where) {
+                 const std::string& source, const std::string& where,
+                 std::initializer_list<std::string_view> optional = {}) {
     for (const auto& [key, node] : table) {
-        if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end())
+        if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end() &&
+            std::find(optional.begin(), optional.end(), key.str()) == optional.end())
             fail(source, fmt::format("{}unknown key '{}'", where, key.str()));
     }
     for (const std::string_view key : allowed) {
@@ -72,12 +74,13 @@ runtime::cluster_map parse_cluster_file(std::string_view contents, const std::st
         const toml::table& t = *listed->get(i)->as_table();
         const std::string where = fmt::format("node {} of the file (line {}): ", i + 1,
                                               t.source().begin.line);
-        expect_keys(t, {"id", "raft", "http"}, source, where);
+        expect_keys(t, {"id", "raft", "http"}, source, where, {"admin"});
         const std::int64_t id = integer(t, "id", source, where);
         if (id < 1 || id > UINT32_MAX) fail(source, where + "'id' must be 1 to 4294967295");
         nodes.push_back(runtime::cluster_node{static_cast<std::uint32_t>(id),
                                               address(t, "raft", source, where),
-                                              address(t, "http", source, where)});
+                                              address(t, "http", source, where), std::nullopt});
+        if (t.contains("admin")) nodes.back().admin = address(t, "admin", source, where);
     }
     const std::int64_t groups = integer(file, "groups", source, "");
     const std::int64_t replicas = integer(file, "replicas", source, "");

@@ -8,9 +8,10 @@
 //   id = 1
 //   raft = "10.0.0.1:7100"     # peer transport
 //   http = "10.0.0.1:4437"     # client HTTP
+//   admin = "10.0.0.1:4438"    # optional: the admin listener (--admin-listen's default)
 //
-// Every key is required and no other is taken: a misspelt one must not pass
-// for a default.
+// Every key but a node's admin is required and no other is taken: a
+// misspelt one must not pass for a default.
 #include <string>
 #include <string_view>
 

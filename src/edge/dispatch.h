@@ -22,4 +22,9 @@ request_kind kind_of(const request& req, const result<route>& resolved,
 boost::asio::awaitable<void> dispatch(exchange& ex, const result<route>& resolved,
                                       const result<query_params>& query);
 
+// The admin listener's one route: every request must carry the bearer token
+// when one is set (401 INVALID_CREDENTIAL otherwise), and goes to the
+// admin plane when its path is under /__ursula/ (404 NOT_FOUND otherwise).
+boost::asio::awaitable<void> dispatch_admin(exchange& ex);
+
 }  // namespace dstream::edge

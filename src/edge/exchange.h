@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 
 #include "base/result.h"
+#include "edge/admin_plane.h"
 #include "edge/admission.h"
 #include "edge/connection_stream.h"
 #include "edge/message.h"
@@ -49,6 +50,11 @@ struct edge_options {
     // Read bytes per second per client address (0: none).
     std::uint64_t client_read_bytes_per_second = 0;
     read_quota* quota = nullptr;  // owned by the server (never null there)
+    // Set on the admin listener only, which serves nothing but the operator
+    // routes of this plane (admin_plane.h); null on the client listener.
+    admin_plane* admin = nullptr;
+    // The admin listener's bearer token; empty: none required.
+    std::string admin_token;
     // The inputs of live cursors and multipart boundaries.
     const runtime::clock* clock = &runtime::system_clock();
     runtime::random_source* random = &runtime::system_random();

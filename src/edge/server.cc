@@ -367,14 +367,15 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     // Not a co_await inside a conditional expression: GCC 12 mishandles
     // temporaries there.
     early_answer early = early_answer::none;
-    if (resolved && routes_before_body(head, *resolved, _options)) {
+    const bool admin = _options.admin != nullptr;  // the admin listener answers after the body
+    if (!admin && resolved && routes_before_body(head, *resolved, _options)) {
         early = co_await route_before_body(stream, parser.get(), *resolved, _service, _options,
                                            summary);
     }
     // A request with a query goes the whole way: its query may refuse it
     // (the earlier query form, a malformed one), and no early answer may
     // come before that refusal.
-    if (early == early_answer::none && resolved && !target.has_query &&
+    if (!admin && early == early_answer::none && resolved && !target.has_query &&
         may_answer_before_body(head, declared, *resolved)) {
         early = co_await answer_before_body(stream, parser.get(), *resolved, _service, _options,
                                             summary, part_upload, declared);
@@ -435,7 +436,11 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
                 query ? std::move(*query) : query_params{}, &_service, _options, summary);
     ex.hold_part_upload(std::move(part_upload));
-    co_await dispatch(ex, resolved, query);
+    if (admin) {
+        co_await dispatch_admin(ex);
+    } else {
+        co_await dispatch(ex, resolved, query);
+    }
     co_return keep_alive;
 }
 

@@ -74,7 +74,9 @@ namespace dstream::protocol {
     /* a group's leader refused a proposal before writing it (raft_group_log); */ \
     /* new codes go last: a content fault's code is in the log by its number  */ \
     X(raft_log_pressure, "RAFT_LOG_PRESSURE", 503, true)                   \
-    X(raft_uncommitted_backpressure, "RAFT_UNCOMMITTED_BACKPRESSURE", 503, true)
+    X(raft_uncommitted_backpressure, "RAFT_UNCOMMITTED_BACKPRESSURE", 503, true) \
+    /* the admin listener's bearer token is missing or wrong (--admin-token-file) */ \
+    X(invalid_credential, "INVALID_CREDENTIAL", 401, true)
 
 enum class error_code : std::uint8_t {
 #define DSTREAM_X(name, wire, status, refusal) name,

@@ -34,6 +34,9 @@ struct cluster_node {
     std::uint32_t id = 0;  // 1 or more
     host_port raft;        // the peer transport
     host_port http;        // client HTTP; a redirect's Location names it
+    // The admin listener (docs/operations.md), when the file names one: where
+    // the backup commands send a group's work to its leader.
+    std::optional<host_port> admin;
 };
 
 class cluster_map {

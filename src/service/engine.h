@@ -67,6 +67,17 @@ public:
         for (auto& g : _groups) visit(g->id(), g->strand(), *g->log());
     }
 
+    // Operator work on one group (the admin listener's backups, restores and
+    // accepted losses; engine_admin.cc). The group's state as of its applied
+    // index, captured by its leader with its objects held (`hold`).
+    boost::asio::awaitable<group_capture> capture_group(std::uint32_t group,
+                                                        const hold_objects_fn& hold);
+    // Proposes a group command (a restore, a rewrite) to the group's leader on
+    // this node and answers with its apply; NO_LEADER when it leads elsewhere.
+    boost::asio::awaitable<state::apply_result> propose_to_group(std::uint32_t group,
+                                                                 state::command_body& body);
+    placement group_placement(std::uint32_t group) const { return _groups.at(group)->where(); }
+
     boost::asio::awaitable<state::apply_result> write(state::command_body& body) override;
     boost::asio::awaitable<state::apply_result> create_fork(state::create_stream& create,
                                                             const fork_request& fork) override;

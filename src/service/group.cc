@@ -229,6 +229,26 @@ void group::follow(read_request request, const std::shared_ptr<live_subscription
     _live.follow(std::move(request), subscription);
 }
 
+group_capture group::capture(const hold_objects_fn& hold) const {
+    group_capture c;
+    if (!_leader.leads()) {
+        c.refusal = make_error(protocol::error_code::no_leader,
+                               "this node does not lead the group");
+        return c;
+    }
+    c.index = _replica.applied_index();
+    c.term = _replica.applied_term();
+    c.history_id = _replica.state().history_id();
+    c.streams = _replica.state().stream_count();
+    c.image = _replica.capture();
+    std::unordered_set<std::string> objects;
+    collect_object_keys(objects);
+    c.objects.assign(objects.begin(), objects.end());
+    std::sort(c.objects.begin(), c.objects.end());
+    if (hold) c.hold = hold(c.objects);
+    return c;
+}
+
 void group::collect_object_keys(std::unordered_set<std::string>& out) const {
     const auto collect = [&](const std::string&, const state::stream& s) {
         for (const auto& c : s.chunks) out.insert(c.object_key);

@@ -6,6 +6,7 @@
 // each notification to the parts; every member function runs on the strand
 // but submit().
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,6 +37,21 @@ struct fork_reference {
     std::string fork_key;
     state::drop_fork_ref drop;
 };
+
+// A group's state as of its applied index, captured by its leader for a
+// backup (the admin listener), with the cold objects it references held.
+struct group_capture {
+    std::optional<error> refusal;  // NO_LEADER: this node does not lead the group
+    std::uint64_t index = 0;
+    std::uint64_t term = 0;
+    std::uint64_t history_id = 0;
+    std::uint64_t streams = 0;
+    state::checkpoint_image image;
+    std::vector<std::string> objects;
+    std::shared_ptr<void> hold;
+};
+// Holds the objects a capture references until the handle it returns is dropped.
+using hold_objects_fn = std::function<std::shared_ptr<void>(const std::vector<std::string>&)>;
 
 // What a group needs of its node.
 struct group_inputs {
@@ -106,6 +122,10 @@ public:
     // Shutdown: wakes every live reader, and later watches fail so that
     // their readers answer at once.
     void stop_watches() { _live.stop(); }
+    // On the strand: the state as of the applied index, if this replica
+    // leads, with its objects held from this moment (before any later apply
+    // makes one garbage).
+    group_capture capture(const hold_objects_fn& hold) const;
     // The cold objects (chunks, snapshot bodies) every stream references.
     void collect_object_keys(std::unordered_set<std::string>& out) const;
     // Every fork reference held by this group's streams, for the start-up

@@ -54,7 +54,7 @@ function effective(args, env) {
 test('config print: every setting with its default and where it came from', () => {
     const e = effective([]);
     assert.deepEqual(Object.keys(e), [
-        'listen', 'data_dir', 'memory', 'threads', 'groups', 'log_level', 'hot_bytes',
+        'listen', 'admin_listen', 'admin_token_file', 'data_dir', 'memory', 'threads', 'groups', 'log_level', 'hot_bytes',
         'chunk_cache_bytes', 'checkpoint_bytes', 'wal_segment_bytes', 'wal_sync_threads',
         'wal_preallocate', 'access_log', 'shutdown_timeout_seconds', 'staged_part_grace_seconds',
         'cold_orphan_grace_seconds', 'cold_store', 's3_endpoint', 's3_region', 's3_connect_timeout_ms',
@@ -64,6 +64,7 @@ test('config print: every setting with its default and where it came from', () =
     ]);
     assert.deepEqual(e.hot_bytes, { value: '268435456', source: 'default, 256 MiB' });
     assert.deepEqual(e.listen, { value: "'127.0.0.1:4437'", source: 'default' });
+    assert.deepEqual(e.admin_listen, { value: "'127.0.0.1:4438'", source: 'default' });
     assert.deepEqual(e.access_log, { value: 'false', source: 'default' });
     assert.deepEqual(e.shutdown_timeout_seconds, { value: '10', source: 'default, 10 s' });
     assert.deepEqual(e.staged_part_grace_seconds, { value: '86400', source: 'default, 1 day' });
@@ -129,6 +130,13 @@ for (const [where, args, env, message] of [
     ['flag', ['--listen', 'localhost'], {},
      'setting listen (flag --listen = "localhost"): must be HOST:PORT with a port from 0 to 65535'],
     ['flag', ['--preset', 'huge'], {}, 'setting preset (flag --preset = "huge"): must be one of small, standard, large'],
+    ['flag', ['--admin-listen', 'localhost'], {},
+     'setting admin_listen (flag --admin-listen = "localhost"): must be HOST:PORT with a port from 0 to 65535, or off'],
+    ['flag', ['--admin-token-file', '/nonexistent/dstream-admin-token'], {},
+     'setting admin_token_file: cannot read /nonexistent/dstream-admin-token'],
+    ['flag', ['--admin-token-file', 'FILE:\n'], {}, 'setting admin_token_file: FILE must hold the token on its first line'],
+    ['flag', ['--admin-listen', 'off', '--admin-token-file', 'FILE:t0ken\n'], {},
+     'setting admin_token_file: the admin listener is off (--admin-listen off)'],
     ['file', ['--config', 'FILE:hot_byte = 1\n'], {},
      "config file FILE: unknown setting 'hot_byte' (`dstream config docs` lists them)"],
     ['file', ['--config', 'FILE:threads = \n'], {}, 'config file FILE, line 1:'],

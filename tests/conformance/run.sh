@@ -81,7 +81,7 @@ start_server() {
     trap 'exit 130' INT
     trap 'exit 143' TERM
 
-    ARGS=(serve --listen "127.0.0.1:$PORT" --data-dir "$DIR/data")
+    ARGS=(serve --listen "127.0.0.1:$PORT" --data-dir "$DIR/data" --admin-listen off)
     [[ "$MODE" == memory ]] && ARGS+=(--memory)
     # shellcheck disable=SC2206
     [[ -n "${DSTREAM_EXTRA_ARGS:-}" ]] && ARGS+=($DSTREAM_EXTRA_ARGS)

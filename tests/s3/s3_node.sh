@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*"; cat "$work/log"; exit 1; }
 start_node() {
     local prefix=$1
     shift
-    "$bin" serve --listen "127.0.0.1:$port" --data-dir "$work/data" \
+    "$bin" serve --listen "127.0.0.1:$port" --data-dir "$work/data" --admin-listen off \
         --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/$prefix" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" \
         --hot-bytes 1MiB "$@" >>"$work/log" 2>&1 &
     pid=$!

@@ -8,6 +8,7 @@ std::vector<command> add_client_commands(CLI::App& app) {
     add_read_commands(app, out);
     add_snapshot_commands(app, out);
     add_cluster_commands(app, out);
+    add_backup_commands(app, out);
     return out;
 }
 

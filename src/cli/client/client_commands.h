@@ -17,5 +17,7 @@ void add_write_commands(CLI::App& app, std::vector<command>& out);
 void add_read_commands(CLI::App& app, std::vector<command>& out);
 void add_snapshot_commands(CLI::App& app, std::vector<command>& out);
 void add_cluster_commands(CLI::App& app, std::vector<command>& out);
+// The operator's: backup create / verify, restore, accept-loss.
+void add_backup_commands(CLI::App& app, std::vector<command>& out);
 
 }  // namespace dstream::cli::client

@@ -281,6 +281,13 @@ class ClusterNode {
         return this.child !== null && this.exited === null;
     }
 
+    // No admin listener unless the test names one: its default address is
+    // one per machine.
+    adminArgs() {
+        const named = [...this.cluster.extraArgs, ...(this.cluster.nodeArgs[this.index] ?? [])];
+        return named.includes('--admin-listen') ? [] : ['--admin-listen', 'off'];
+    }
+
     // Spawns the process and returns once it answers HTTP (any status).
     async start() {
         if (this.alive()) throw new Error(`node ${this.id} is running`);
@@ -288,7 +295,8 @@ class ClusterNode {
         const args = ['serve', '--cluster', c.clusterFile, '--node-id', String(this.id),
                       '--data-dir', this.dataDir,
                       '--cold-store', `s3://${c.s3.bucket}/${c.s3.prefix}`, '--s3-endpoint', c.s3.endpoint,
-                      '--log-level', c.logLevel, ...c.extraArgs, ...(c.nodeArgs[this.index] ?? [])];
+                      '--log-level', c.logLevel, ...this.adminArgs(), ...c.extraArgs,
+                      ...(c.nodeArgs[this.index] ?? [])];
         this.starts += 1;
         appendFileSync(this.logFile, `\n==== start ${this.starts}: ${c.bin} ${args.join(' ')}\n`);
         const child = spawn(c.bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });

@@ -38,8 +38,10 @@ export class ServerProcess {
     async start(port) {
         this.port = port;
         const started = Date.now();
+        // No admin listener unless the test names one (its default address is one per machine).
+        const admin = this.args.includes('--admin-listen') ? [] : ['--admin-listen', 'off'];
         const child = spawn(this.bin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', this.dir,
-                                       '--log-level', 'info', ...this.args],
+                                       '--log-level', 'info', ...admin, ...this.args],
                             { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.env } });
         this.child = child;
         this.exit = new Promise((resolve) => child.on('exit', (code, signal) => {

@@ -76,8 +76,11 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
     // dir made here (or inherited through restarts) always.
     const ownDir = ownsDir ?? dataDir === undefined;
     const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dstream-http-'));
+    // No admin listener unless the test names one: the default address is
+    // one per machine, and the test files run at once.
+    const admin = extraArgs.includes('--admin-listen') ? [] : ['--admin-listen', 'off'];
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
-                  ...(memory ? ['--memory'] : []), '--log-level', 'warn',
+                  ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...admin,
                   ...(memory ? [] : suiteArgs(extraArgs)), ...extraArgs];
     // A descriptor limit is set by a shell that then becomes the server.
     const child = fileLimit
