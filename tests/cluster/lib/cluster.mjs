@@ -281,11 +281,11 @@ class ClusterNode {
         return this.child !== null && this.exited === null;
     }
 
-    // No admin listener unless the test names one: its default address is
-    // one per machine.
+    // No admin listener unless the cluster file names one (startCluster({admin:
+    // true})) or the test names one: its default address is one per machine.
     adminArgs() {
         const named = [...this.cluster.extraArgs, ...(this.cluster.nodeArgs[this.index] ?? [])];
-        return named.includes('--admin-listen') ? [] : ['--admin-listen', 'off'];
+        return this.admin || named.includes('--admin-listen') ? [] : ['--admin-listen', 'off'];
     }
 
     // Spawns the process and returns once it answers HTTP (any status).
@@ -549,8 +549,11 @@ class Cluster {
 // HTTP (not yet ready: see waitReady()). `extraArgs` go to every node,
 // `nodeArgs[i]` to node i only; `s3` ({endpoint, bucket}) defaults to the
 // with_s3rver.sh environment.
+// `admin`: each node's admin listener on a free port, named in the cluster
+// file (node.admin is its URL).
 export async function startCluster({ nodes = 3, replicas = 3, groups = 8, extraArgs = [], nodeArgs = [],
-                                     s3 = s3FromEnv(), clusterId = 'test-cluster', logLevel = 'warn' } = {}) {
+                                     s3 = s3FromEnv(), clusterId = 'test-cluster', logLevel = 'warn',
+                                     admin = false } = {}) {
     const bin = serverBinary();
     installCleanup();
     sweepStaleTables();
@@ -575,6 +578,12 @@ export async function startCluster({ nodes = 3, replicas = 3, groups = 8, extraA
             dataDir, logFile: path.join(root, `node-${i + 1}.log`),
         }));
         text += `\n[[node]]\nid = ${i + 1}\nraft = "${host}:${raftPort}"\nhttp = "${host}:${httpPort}"\n`;
+        if (admin) {
+            let adminPort = await freePort(host);
+            while (adminPort === raftPort || adminPort === httpPort) adminPort = await freePort(host);
+            text += `admin = "${host}:${adminPort}"\n`;
+            cluster.nodes[i].admin = `http://${host}:${adminPort}`;
+        }
     }
     writeFileSync(cluster.clusterFile, text);
     note(`cluster of ${nodes} in ${root} on ${block}.0/24, s3 ${s3.endpoint}/${s3.bucket}/${prefix}`);
