@@ -94,6 +94,35 @@ json report_of(const std::vector<state::rewritten_stream>& streams) {
     return out;
 }
 
+// The most a restore_group command's image may hold: the command is one
+// WAL record and one peer frame, each at most 64 MiB.
+constexpr std::size_t max_restore_image_bytes = 56u << 20;
+
+// A backup's image with every stream's hot tail moved to a cold chunk of the
+// node's store (written here, under its deterministic key, before the
+// restore that references it is proposed); the image that references them.
+result<std::string> detach_hot_tails(const std::string& image, storage::object_store& store) {
+    std::uint32_t image_group = 0;
+    std::uint64_t index = 0;
+    auto state = state::group_state::restore_checkpoint(image, image_group, index);
+    if (!state) return state.err();
+    std::vector<state::group_state::detached_tail> tails;
+    state->detach_hot_tails(
+        [](std::string_view key, const state::stream& s, std::uint64_t start, std::uint64_t end) {
+            return service::chunk_object_key(key, s.incarnation, start, end);
+        },
+        tails);
+    for (const auto& tail : tails) {
+        std::string bytes;
+        for (const auto& slice : tail.bytes) bytes.append(slice.view());
+        // One key, one content: a chunk the node holds at this size is this one.
+        auto held = store.size(tail.object_key);
+        if (held && *held && **held == bytes.size()) continue;
+        if (auto put = store.put(tail.object_key, bytes); !put) return put.err();
+    }
+    return state::sealed_checkpoint_bytes(state->capture_checkpoint(image_group, index));
+}
+
 // What a group's restore reads of the backup before it proposes: the
 // manifest's id and the group's image, its objects already in the node's store.
 struct restore_input {
@@ -348,6 +377,20 @@ asio::awaitable<edge::admin_answer> operator_plane::restore_group(std::uint32_t 
             ++in.objects_copied;
         }
         in.image = std::move(*image);
+        if (_in.cold != nullptr) {
+            // The hot tails of the backup go to the store as chunks, so the
+            // entry carries references only (a WAL record and a peer frame
+            // hold 64 MiB at most; hot tails may hold more).
+            auto detached = detach_hot_tails(in.image, *_in.cold);
+            if (!detached) return detached.err();
+            in.image = std::move(*detached);
+        }
+        if (in.image.size() > max_restore_image_bytes) {
+            return make_error(error_code::request_too_large,
+                              fmt::format("the image of group {} is {} bytes, more than a restore "
+                                          "carries ({}): restore into a node with a cold store",
+                                          group, in.image.size(), max_restore_image_bytes));
+        }
         return in;
     };
     result<restore_input> input = co_await on_work_thread(_work, job);

@@ -641,6 +641,24 @@ apply_result group_state::apply_restore(const restore_group& c) {
     return r;
 }
 
+void group_state::detach_hot_tails(const tail_namer& name, std::vector<detached_tail>& out) {
+    const auto detach = [&](const string_map<std::unique_ptr<stream>>& streams) {
+        for (const auto& [key, entry] : in_key_order(streams)) {
+            stream& s = *entry;
+            const std::uint64_t start = s.cold_end();
+            const std::uint64_t end = s.tail();
+            if (end <= start) continue;
+            detached_tail tail{name(key, s, start, end), {}};
+            s.bytes.read(start, end - start, tail.bytes);
+            s.chunks.push_back(chunk_ref{start, end, tail.object_key});
+            s.bytes.trim_before(end);
+            out.push_back(std::move(tail));
+        }
+    };
+    detach(_streams);
+    detach(_retired);
+}
+
 void group_state::rewrite_stream(stream& s, std::uint64_t token) {
     // After two rewrites with no write between them, the report names the
     // token before both: no byte changed in between (extensions 2.4).

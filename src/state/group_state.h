@@ -4,6 +4,7 @@
 // commands in the same order give the same state and the same answers on
 // every replica. It runs on the group's executor only.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,20 @@ public:
     // Rebuilds a state from a checkpoint file's bytes; sets `group` and `index`.
     static result<group_state> restore_checkpoint(std::string_view bytes, std::uint32_t& group,
                                                   std::uint64_t& index);
+
+    // Not an apply: a restore's preparation by its proposer, on a state
+    // restored from a backup's image. Moves every stream's hot tail into a
+    // cold chunk that `name` names, handing its bytes to `out` (to be written
+    // before the restore that references them is proposed: the two steps of
+    // a flush), so that the image the restore carries holds references only
+    // and stays small whatever the backup's hot tails held.
+    struct detached_tail {
+        std::string object_key;
+        std::vector<storage::byte_slice> bytes;
+    };
+    using tail_namer = std::function<std::string(std::string_view key, const stream& s,
+                                                 std::uint64_t start, std::uint64_t end)>;
+    void detach_hot_tails(const tail_namer& name, std::vector<detached_tail>& out);
 
     // `log_index` is the command's position in the group's log; it makes
     // incarnation tokens unique even for two creates in one millisecond.

@@ -128,6 +128,7 @@ function reportedStreams(restoreJson) {
 // ---------------------------------------------------------------------------
 
 let backupDir;  // test 1's backup, which test 2 damages copies of
+let backedUp;   // what test 1 knows it holds: {path: {token, bytes}}
 
 test('ext 2.4: a backup under write load, writes after it, and a restore that rewinds every stream as one history rewrite', async () => {
     const srv = await startNode();
@@ -227,6 +228,10 @@ test('ext 2.4: a backup under write load, writes after it, and a restore that re
         const reported = streams.get(url.slice(srv.url.length + 1));
         assert.equal(reported.incarnation, h.token);
         assert.equal(reported.tail, text.length);
+    }
+    backedUp = new Map();
+    for (const url of [...writers, big, gone, prod, source, ...forks]) {
+        backedUp.set(url.slice(srv.url.length), { token: before.get(url)?.token, bytes: (await readAll(url)).body });
     }
     const bigNow = await readAll(big);
     assert.ok(bigNow.body.equals(bigBody), 'the large stream (cold chunks and hot tail) is the backup\'s');
@@ -334,6 +339,21 @@ test('backup verify: whole, and not whole after a flipped byte, a missing file o
     writeFileSync(g0, imageBytes);
     assert.equal(dstream('backup', 'verify', image).code, 1, 'a damaged group image');
     assert.equal(dstream('backup', 'verify', path.join(work, 'no-such-backup')).code, 1, 'no backup');
+});
+
+test('a backup restores into a fresh node: every object copied, every stream the backup\'s', async () => {
+    assert.ok(backedUp, 'the first test made a backup');
+    const fresh = await startNode();
+    const report = JSON.parse(ok(dstream('restore', fresh.admin, '--from', backupDir, '--json'), 'restore').stdout);
+    assert.ok(report.groups.reduce((n, g) => n + g.objects_copied, 0) > 0, 'the cold objects were copied');
+    for (const [p, expected] of backedUp) {
+        const url = fresh.url + p;
+        assert.deepEqual((await readAll(url)).body, expected.bytes, `${p}: bytes`);
+        if (expected.token) assert.equal((await head(url)).previous, expected.token, `${p}: Stream-Previous-Incarnation`);
+    }
+    // It takes writes after the restored tails.
+    const [first] = backedUp.keys();
+    assert.equal((await append(fresh.url + first, 'next;')).status, 204);
 });
 
 test('ext 2.4: a restore interrupted by SIGKILL and repeated ends in the state of one that ran once', async () => {

@@ -1427,3 +1427,52 @@ TEST(GroupStateRestore, ARestoreKeepsTheForkReferencesOfTheBackup) {
 
 }  // namespace
 }  // namespace dstream::state
+
+namespace dstream::state {
+namespace {
+
+// A restore's preparation: the backup's hot tails become cold chunks, and the
+// image that references them holds no stream byte.
+TEST(GroupStateRestore, HotTailsDetachIntoChunksOfTheSameBytes) {
+    group t;
+    t.run(make_create("text/plain", "abcdef"));
+    t.run(make_create("text/plain", "", false, {}, std::nullopt, "bucket/empty"));
+    const std::uint64_t inc = t.g.find(key)->incarnation;
+    expect_ok(t.run(flush_chunk{key, inc, 0, 2, "chunks/a"}));
+    std::uint32_t g = 0;
+    std::uint64_t index = 0;
+    auto restored = group_state::restore_checkpoint(backup_image(t), g, index);
+    ASSERT_TRUE(restored.ok());
+    std::vector<group_state::detached_tail> tails;
+    restored->detach_hot_tails(
+        [](std::string_view k, const stream& s, std::uint64_t start, std::uint64_t end) {
+            return std::string(k) + "/" + std::to_string(s.incarnation) + "/" +
+                   std::to_string(start) + "-" + std::to_string(end);
+        },
+        tails);
+    ASSERT_EQ(tails.size(), 1u);  // the empty stream has no tail
+    EXPECT_EQ(tails[0].object_key, std::string(key) + "/" + std::to_string(inc) + "/2-6");
+    std::string bytes;
+    for (const auto& slice : tails[0].bytes) bytes.append(slice.view());
+    EXPECT_EQ(bytes, "cdef");
+    const stream* s = restored->find(key);
+    ASSERT_EQ(s->chunks.size(), 2u);
+    EXPECT_EQ(s->chunks[1].start, 2u);
+    EXPECT_EQ(s->chunks[1].end, 6u);
+    EXPECT_EQ(s->hot_bytes_held(), 0u);
+    EXPECT_EQ(s->tail(), 6u);
+
+    // The image that references them restores the same streams, tails held cold.
+    const std::string image = sealed_checkpoint_bytes(restored->capture_checkpoint(g, index));
+    expect_ok(t.run(restore_group{0x77, "b", image}));
+    EXPECT_EQ(t.g.find(key)->tail(), 6u);
+    EXPECT_EQ(t.g.find(key)->hot_bytes_held(), 0u);
+    EXPECT_EQ(t.g.find(key)->chunks.back().object_key, tails[0].object_key);
+    // New bytes go hot after the restored tail.
+    expect_ok(t.run(make_append("gh")));
+    EXPECT_EQ(t.bytes(), "gh");
+    EXPECT_EQ(t.g.find(key)->tail(), 8u);
+}
+
+}  // namespace
+}  // namespace dstream::state
