@@ -288,7 +288,7 @@ test('cli: snapshot publish of a body larger than --part-bytes uploads in parts 
 test('cli: --help of dstream lists every command; each command\'s help names its options', () => {
     const top = ok(['--help']).out;
     for (const name of ['serve', 'config', 'create', 'append', 'read', 'tail', 'head', 'close', 'delete',
-                        'snapshot', 'bootstrap', 'retention']) {
+                        'snapshot', 'bootstrap', 'retention', 'backup', 'restore', 'accept-loss']) {
         assert.match(top, new RegExp(`^  ${name} `, 'm'), name);
     }
     const expected = {
@@ -304,7 +304,12 @@ test('cli: --help of dstream lists every command; each command\'s help names its
         'snapshot publish': ['OFFSET', '--file', '--content-type', '--part-bytes'],
         'snapshot read': ['OFFSET', '--output', '--range'],
         'config print': ['--preset', '--config', '--hot-bytes', '--access-log', '--staged-part-grace-seconds'],
-        serve: ['--listen', '--data-dir', '--memory', '--preset', '--config', '--shutdown-timeout-seconds'],
+        serve: ['--listen', '--data-dir', '--memory', '--preset', '--config', '--shutdown-timeout-seconds',
+                '--admin-listen', '--admin-token-file'],
+        'backup create': ['ADMIN_URL', '--to', '--admin-token-file', '--json'],
+        'backup verify': ['LOCATION', '--s3-endpoint', '--s3-region', '--json'],
+        restore: ['ADMIN_URL', '--from', '--admin-token-file', '--json'],
+        'accept-loss': ['ADMIN_URL', '--group', '--admin-token-file', '--json'],
     };
     for (const [command, options] of Object.entries(expected)) {
         const help = ok([...command.split(' '), '--help']).out;
