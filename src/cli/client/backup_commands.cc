@@ -8,6 +8,8 @@
 #include <map>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "backup/location.h"
@@ -164,6 +166,32 @@ private:
     std::map<std::uint64_t, std::string> _admins;
 };
 
+// Progress by group on stderr, one line redrawn, only when it is a terminal.
+class group_progress {
+public:
+    group_progress(std::string label, std::uint32_t groups)
+        : _enabled(::isatty(STDERR_FILENO) == 1), _label(std::move(label)), _groups(groups) {}
+    ~group_progress() {
+        if (_drawn) fmt::print(stderr, "\r\033[K");
+    }
+    group_progress(const group_progress&) = delete;
+    group_progress& operator=(const group_progress&) = delete;
+
+    void update(std::uint32_t done, std::uint64_t bytes) {
+        if (!_enabled) return;
+        _drawn = true;
+        fmt::print(stderr, "\r\033[K{}: group {}/{}", _label, done, _groups);
+        if (bytes > 0) fmt::print(stderr, ", {:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+        std::fflush(stderr);
+    }
+
+private:
+    bool _enabled;
+    bool _drawn = false;
+    std::string _label;
+    std::uint32_t _groups;
+};
+
 // ------------------------------------------------------------- backup create
 
 struct create_options {
@@ -183,8 +211,9 @@ int run_create(const create_options& o) {
     const auto started = std::chrono::steady_clock::now();
     std::uint64_t bytes = 0;
     {
-        progress meter("backup", 0);
+        group_progress meter("backup", m.group_count);
         for (std::uint32_t g = 0; g < m.group_count; ++g) {
+            meter.update(g, bytes);
             const auto group = node.call("POST", fmt::format("/__ursula/backup/groups/{}", g),
                                          {{"location", o.to}, {"backup_id", m.id}});
             if (!group) return node.failed(o.admin.json);
@@ -201,7 +230,7 @@ int run_create(const create_options& o) {
                                                      f.value("blake3", std::string())});
                 bytes += f.value("size", 0ull);
             }
-            meter.update(bytes);
+            meter.update(g + 1, bytes);
         }
     }
     if (auto checked = backup::check(m); !checked) return fail(checked.err().message, o.admin.json);
@@ -296,14 +325,15 @@ int run_restore(const restore_options& o) {
     const std::uint32_t groups = info->value("group_count", 0u);
     json out{{"location", o.from}, {"groups", json::array()}};
     {
-        progress meter("restore", 0);
+        group_progress meter("restore", groups);
         for (std::uint32_t g = 0; g < groups; ++g) {
+            meter.update(g, 0);
             const auto group = node.call("POST", fmt::format("/__ursula/restore/groups/{}", g),
                                          {{"location", o.from}});
             if (!group) return node.failed(o.admin.json);
             out["backup_id"] = group->value("backup_id", std::string());
             out["groups"].push_back(*group);
-            meter.update(g + 1);
+            meter.update(g + 1, 0);
         }
     }
     if (o.admin.json) {
