@@ -396,6 +396,17 @@ asio::awaitable<edge::admin_answer> operator_plane::restore_group(std::uint32_t 
     result<restore_input> input = co_await on_work_thread(_work, job);
     if (!input) co_return refusal(input.err());
     const std::uint64_t history_id = restore_history_id(input->backup_id, group);
+    const json& prepare = (*body)["prepare"];
+    if (prepare.is_boolean() && prepare.get<bool>()) {
+        // The first pass of a restore: every file of the group checked and
+        // its objects in place, nothing proposed.
+        co_return answer_json({{"group", group},
+                               {"backup_id", input->backup_id},
+                               {"history_id", hex64(history_id)},
+                               {"prepared", true},
+                               {"objects_copied", input->objects_copied},
+                               {"objects_present", input->objects_present}});
+    }
     state::command_body command =
         state::restore_group{history_id, input->backup_id, std::move(input->image)};
     const state::apply_result r = co_await _in.engine.propose_to_group(group, command);

@@ -8,7 +8,9 @@
 //                                           group g, its image and cold objects copied there
 //   POST /__ursula/backup/manifest          {"location","manifest"}: the manifest, written last
 //   POST /__ursula/restore/groups/{g}       {"location"}: group g rewound to the backup, one
-//                                           restore_group command through its log
+//                                           restore_group command through its log; with
+//                                           "prepare": true, its files checked and its
+//                                           objects put in place only
 //   POST /__ursula/accept-loss/groups/{g}   a new history from what group g holds
 //
 // Group work is the group's leader's: another node answers 503 NO_LEADER

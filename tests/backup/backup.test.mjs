@@ -341,9 +341,16 @@ test('backup verify: whole, and not whole after a flipped byte, a missing file o
     assert.equal(dstream('backup', 'verify', path.join(work, 'no-such-backup')).code, 1, 'no backup');
 });
 
-test('a backup restores into a fresh node: every object copied, every stream the backup\'s', async () => {
+test('a backup restores into a fresh node: every object copied, every stream the backup\'s; a damaged one changes nothing', async () => {
     assert.ok(backedUp, 'the first test made a backup');
     const fresh = await startNode();
+    // A damaged backup (test 2's copy with a flipped byte) is refused before
+    // any group is rewound: nothing of it appears.
+    const damaged = dstream('restore', fresh.admin, '--from', path.join(work, 'flipped'));
+    assert.equal(damaged.code, 1, `a damaged backup: ${damaged.stdout} ${damaged.stderr}`);
+    assert.match(damaged.stderr, /nothing was restored: .*does not match its digest/);
+    for (const p of backedUp.keys()) assert.equal((await head(fresh.url + p)).status, 404, `${p} after a refused restore`);
+
     const report = JSON.parse(ok(dstream('restore', fresh.admin, '--from', backupDir, '--json'), 'restore').stdout);
     assert.ok(report.groups.reduce((n, g) => n + g.objects_copied, 0) > 0, 'the cold objects were copied');
     for (const [p, expected] of backedUp) {

@@ -324,13 +324,31 @@ int run_restore(const restore_options& o) {
     if (!info) return node.failed(o.admin.json);
     const std::uint32_t groups = info->value("group_count", 0u);
     json out{{"location", o.from}, {"groups", json::array()}};
+    // Two passes: every group's files checked and its objects in place
+    // first, so that a damaged backup is refused before any group is
+    // rewound; then one restore_group per group.
+    std::vector<std::uint64_t> copied(groups, 0);
+    {
+        group_progress meter("restore: checking the backup", groups);
+        for (std::uint32_t g = 0; g < groups; ++g) {
+            meter.update(g, 0);
+            const auto group = node.call("POST", fmt::format("/__ursula/restore/groups/{}", g),
+                                         {{"location", o.from}, {"prepare", true}});
+            if (!group) {
+                fail("nothing was restored: " + node.error, o.admin.json);
+                return node.answered ? exit_failure : exit_no_answer;
+            }
+            copied[g] = group->value("objects_copied", 0ull);
+        }
+    }
     {
         group_progress meter("restore", groups);
         for (std::uint32_t g = 0; g < groups; ++g) {
             meter.update(g, 0);
-            const auto group = node.call("POST", fmt::format("/__ursula/restore/groups/{}", g),
-                                         {{"location", o.from}});
+            auto group = node.call("POST", fmt::format("/__ursula/restore/groups/{}", g),
+                                   {{"location", o.from}});
             if (!group) return node.failed(o.admin.json);
+            (*group)["objects_copied"] = group->value("objects_copied", 0ull) + copied[g];
             out["backup_id"] = group->value("backup_id", std::string());
             out["groups"].push_back(*group);
             meter.update(g + 1, 0);
