@@ -10,6 +10,7 @@
 // tail, and a tail would need 2^37 appends of the 32 MiB limit to get there;
 // apply trusts that bound and does not check u64 overflow (found by this
 // target: a fork at 2^64 - 1 wrapped its stream's tail).
+#include <utility>
 #include <type_traits>
 #include <variant>
 
@@ -72,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto cmd = state::decode_command(bytes);
         if (!cmd) continue;
         check_round_trip(bytes, *cmd);
-        if (within_engine_bounds(*cmd)) (void)machine.apply(*cmd, ++index);
+        if (within_engine_bounds(*cmd)) (void)machine.apply(std::move(*cmd), ++index);
     }
     check(fuzz::check_checkpoint_round_trip(
               fuzz::checkpoint_bytes(machine.capture_checkpoint(0, index))),

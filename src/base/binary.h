@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/huge_pages.h"
+
 namespace dstream {
 
 class binary_writer {
@@ -20,7 +22,13 @@ public:
         put_u32(static_cast<std::uint32_t>(s.size()));
         _out.append(s);
     }
-    void reserve(std::size_t bytes) { _out.reserve(bytes); }
+    void reserve(std::size_t bytes) {
+        if (bytes > _out.capacity() && _out.empty()) {
+            reserve_advised(_out, bytes);
+        } else {
+            _out.reserve(bytes);
+        }
+    }
     std::string take() && { return std::move(_out); }
 
 private:
@@ -41,13 +49,11 @@ public:
     bool get_u64(std::uint64_t& v) { return get_le(v); }
     bool get_string(std::string& s) {
         std::uint32_t n = 0;
-        if (!get_u32(n) || _in.size() < n) return false;
-        s.assign(_in.substr(0, n));
-        _in.remove_prefix(n);
-        return true;
+        return get_u32(n) && get_bytes(n, s);
     }
     bool get_bytes(std::uint64_t n, std::string& s) {
         if (_in.size() < n) return false;
+        if (n >= huge_page_buffer_bytes) reserve_advised(s, n);
         s.assign(_in.substr(0, n));
         _in.remove_prefix(n);
         return true;

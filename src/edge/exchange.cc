@@ -105,7 +105,7 @@ head_text serialize_head(const response::header_type& head, std::string_view clu
 }
 
 void append_buffers(std::vector<asio::const_buffer>& buffers,
-                    const std::vector<storage::byte_slice>& slices) {
+                    const std::vector<byte_slice>& slices) {
     for (const auto& s : slices) buffers.emplace_back(s.data, s.size);
 }
 
@@ -193,7 +193,7 @@ head_text exchange::body_head(response& res, std::uint64_t body_bytes) {
 }
 
 asio::awaitable<void> exchange::send_slices(response& res,
-                                            const std::vector<storage::byte_slice>& slices) {
+                                            const std::vector<byte_slice>& slices) {
     std::uint64_t total = 0;
     for (const auto& s : slices) total += s.size;
     const head_text head = body_head(res, total);
@@ -208,7 +208,7 @@ asio::awaitable<void> exchange::send_slices(response& res,
 
 asio::awaitable<void> exchange::send_files_and_slices(
     response& res, const std::vector<storage::file_slice>& files,
-    const std::vector<storage::byte_slice>& slices) {
+    const std::vector<byte_slice>& slices) {
     if (files.empty()) {
         co_await send_slices(res, slices);
         co_return;
@@ -228,8 +228,8 @@ asio::awaitable<void> exchange::send_files_and_slices(
 }
 
 asio::awaitable<status> exchange::send_streamed_and_slices(
-    response& res, service::cold_stream& cold, const std::vector<storage::byte_slice>& slices) {
-    result<std::vector<storage::byte_slice>> batch = co_await cold.next();
+    response& res, service::cold_stream& cold, const std::vector<byte_slice>& slices) {
+    result<std::vector<byte_slice>> batch = co_await cold.next();
     if (!batch) co_return batch.err();
     std::uint64_t total = cold.size();
     for (const auto& s : slices) total += s.size;

@@ -126,19 +126,19 @@ public:
     // Waits until the client's read quota pays for `bytes` of read body.
     boost::asio::awaitable<void> pay_read_quota(std::uint64_t bytes);
     boost::asio::awaitable<void> send_slices(response& res,
-                                             const std::vector<storage::byte_slice>& slices);
+                                             const std::vector<byte_slice>& slices);
     // The same, with `files` (chunk files) sent first, straight from the
     // page cache with sendfile.
     boost::asio::awaitable<void> send_files_and_slices(
         response& res, const std::vector<storage::file_slice>& files,
-        const std::vector<storage::byte_slice>& slices);
+        const std::vector<byte_slice>& slices);
     // The same, with `cold`'s bytes first, sent as the store delivers them.
     // The head waits for its first bytes: a store that gives none leaves
     // nothing sent and returns its refusal for the caller to answer. A
     // failure after the head closes the connection: the client sees a body
     // short of its Content-Length, never wrong bytes.
     boost::asio::awaitable<status> send_streamed_and_slices(
-        response& res, service::cold_stream& cold, const std::vector<storage::byte_slice>& slices);
+        response& res, service::cold_stream& cold, const std::vector<byte_slice>& slices);
 
     // Chunked streaming (SSE).
     boost::asio::awaitable<void> begin_stream(response& res);

@@ -20,16 +20,16 @@ std::string random_boundary(runtime::random_source& random) {
 }
 
 // One part: its head, then its body as slices (no copy of the bytes).
-void add_part(std::vector<storage::byte_slice>& out, std::vector<std::shared_ptr<std::string>>& owned,
+void add_part(std::vector<byte_slice>& out, std::vector<std::shared_ptr<std::string>>& owned,
               const std::string& boundary, std::string_view content_type,
-              std::vector<storage::byte_slice> body) {
+              std::vector<byte_slice> body) {
     auto head = std::make_shared<std::string>("--" + boundary + "\r\nContent-Type: " +
                                               std::string(content_type) + "\r\n\r\n");
     owned.push_back(head);
-    out.push_back(storage::byte_slice{head, head->data(), head->size()});
+    out.push_back(byte_slice{head, head->data(), head->size()});
     for (auto& s : body) out.push_back(std::move(s));
     static const std::string crlf = "\r\n";
-    out.push_back(storage::byte_slice{nullptr, crlf.data(), crlf.size()});
+    out.push_back(byte_slice{nullptr, crlf.data(), crlf.size()});
 }
 
 }  // namespace
@@ -62,7 +62,7 @@ boost::asio::awaitable<void> handle_bootstrap(exchange& ex) {
         co_return;
     }
     const std::string boundary = random_boundary(*ex.options().random);
-    std::vector<storage::byte_slice> body;
+    std::vector<byte_slice> body;
     std::vector<std::shared_ptr<std::string>> owned;
     if (view.has_snapshot) {
         add_part(body, owned, boundary, view.snapshot.content_type, std::move(view.snapshot.body));
@@ -80,7 +80,7 @@ boost::asio::awaitable<void> handle_bootstrap(exchange& ex) {
             const std::size_t lf = all->find('\n', at);
             const std::size_t end = lf == std::string::npos ? all->size() : lf + 1;
             add_part(body, owned, boundary, view.content_type,
-                     {storage::byte_slice{all, all->data() + at, end - at}});
+                     {byte_slice{all, all->data() + at, end - at}});
             at = end;
         }
     } else if (!view.updates.empty()) {
@@ -88,7 +88,7 @@ boost::asio::awaitable<void> handle_bootstrap(exchange& ex) {
     }
     auto closing = std::make_shared<std::string>("--" + boundary + "--\r\n");
     owned.push_back(closing);
-    body.push_back(storage::byte_slice{closing, closing->data(), closing->size()});
+    body.push_back(byte_slice{closing, closing->data(), closing->size()});
 
     response res = ex.make_response(http::status::ok);
     res.set(http::field::content_type, "multipart/mixed; boundary=" + boundary);

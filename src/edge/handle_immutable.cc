@@ -20,7 +20,7 @@ enum class ending : char { below_tail = 'b', open_tail = 'o', closed_tail = 'c' 
 // A strong tag over the token, the range, where the answer ends, the content
 // type and the body (extensions 4.1 note).
 std::string chunk_etag(std::uint64_t token, std::uint64_t start, std::uint64_t end, ending how,
-                       std::string_view content_type, const std::vector<storage::byte_slice>& body) {
+                       std::string_view content_type, const std::vector<byte_slice>& body) {
     std::string covered = std::to_string(token) + ":" + std::to_string(start) + ":" + std::to_string(end) +
                           ":" + static_cast<char>(how) + ":" + std::string(content_type) + ":";
     for (const auto& s : body) covered.append(s.data, s.size);

@@ -29,7 +29,7 @@ std::string read_content_type(const service::stream_view& view, representation r
     return view.content_type;
 }
 
-std::string render_json_array(const std::vector<storage::byte_slice>& slices) {
+std::string render_json_array(const std::vector<byte_slice>& slices) {
     std::size_t total = 2;
     for (const auto& s : slices) total += s.size;
     std::string out;

@@ -16,7 +16,7 @@ representation representation_for(const service::stream_view& view, surface wher
 std::string read_content_type(const service::stream_view& view, representation rep);
 
 // "[m1,m2]" from stored message text "m1\nm2\n".
-std::string render_json_array(const std::vector<storage::byte_slice>& slices);
+std::string render_json_array(const std::vector<byte_slice>& slices);
 
 // The parsed parameters of a GET on a stream (base protocol 5.6-5.8, extensions 9).
 struct read_params {

@@ -448,14 +448,14 @@ void node_wal::stop() {
     if (_preparer.joinable()) _preparer.join();
 }
 
-void node_wal::submit(std::uint32_t group, std::uint64_t index, std::string payload,
+void node_wal::submit(std::uint32_t group, std::uint64_t index, wal_payload payload,
                       wal_sink* sink, std::uint64_t token) {
     // Records behind the first find a thread already woken for it, or all
     // busy: each looks at the queue before it sleeps. One wake per batch.
     if (enqueue(group, index, std::move(payload), sink, token)) _wake.notify_one();
 }
 
-void node_wal::submit_quietly(std::uint32_t group, std::uint64_t index, std::string payload,
+void node_wal::submit_quietly(std::uint32_t group, std::uint64_t index, wal_payload payload,
                               wal_sink* sink, std::uint64_t token) {
     enqueue(group, index, std::move(payload), sink, token);
 }
@@ -468,10 +468,11 @@ void node_wal::wake() {
     _wake.notify_one();
 }
 
-bool node_wal::enqueue(std::uint32_t group, std::uint64_t index, std::string payload,
+bool node_wal::enqueue(std::uint32_t group, std::uint64_t index, wal_payload payload,
                        wal_sink* sink, std::uint64_t token) {
     // The checksum outside the lock the WAL threads take the queue with.
-    const wal_record_header header = make_wal_record_header(group, index, payload);
+    const wal_record_header header =
+        make_wal_record_header(group, index, payload.own, payload.shared.view());
     std::lock_guard lock(_mutex);
     const bool first = _queue.empty();
     _queue.push_back(entry{header, group, index, std::move(payload), sink, token});
@@ -490,12 +491,15 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
     }
     // Header and payload of every record, written in place (no batch copy).
     std::vector<iovec> iov;
-    iov.reserve(batch.size() * 2 + 1);
+    iov.reserve(batch.size() * 3 + 1);
     iov.push_back(iovec{watermark.data(), watermark.size()});
     std::uint64_t bytes = watermark.size();
     for (const auto& e : batch) {
         iov.push_back(iovec{const_cast<char*>(e.header.data()), e.header.size()});
-        iov.push_back(iovec{const_cast<char*>(e.payload.data()), e.payload.size()});
+        iov.push_back(iovec{const_cast<char*>(e.payload.own.data()), e.payload.own.size()});
+        if (!e.payload.shared.empty()) {
+            iov.push_back(iovec{const_cast<char*>(e.payload.shared.data), e.payload.shared.size});
+        }
         bytes += e.header.size() + e.payload.size();
     }
     int failure = 0;

@@ -98,7 +98,7 @@ public:
     void stop();
 
     // `token` increases per sink: what on_written() names.
-    void submit(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink,
+    void submit(std::uint32_t group, std::uint64_t index, wal_payload payload, wal_sink* sink,
                 std::uint64_t token);
     // As submit(), in the same queue, but no WAL thread wakes for it (one
     // already awake takes it with the rest of the queue): the
@@ -107,7 +107,7 @@ public:
     // handler it has queued), so that a burst costs one wake and goes in one
     // batch and one flush, not in one for its first record and another for
     // the rest.
-    void submit_quietly(std::uint32_t group, std::uint64_t index, std::string payload,
+    void submit_quietly(std::uint32_t group, std::uint64_t index, wal_payload payload,
                         wal_sink* sink, std::uint64_t token);
     // Wakes a WAL thread for what is queued; any thread.
     void wake();
@@ -121,7 +121,7 @@ private:
         std::array<char, 20> header;  // computed by the submitter, outside the write mutex
         std::uint32_t group;
         std::uint64_t index;
-        std::string payload;
+        wal_payload payload;
         wal_sink* sink;
         std::uint64_t token;
     };
@@ -153,7 +153,7 @@ private:
     int reopen_sync_descriptors(const std::filesystem::path& path);
     // Writes a watermark, then the records, after the open segment's records.
     // Queues a record; true when the queue was empty.
-    bool enqueue(std::uint32_t group, std::uint64_t index, std::string payload, wal_sink* sink,
+    bool enqueue(std::uint32_t group, std::uint64_t index, wal_payload payload, wal_sink* sink,
                  std::uint64_t token);
     status write_batch(const std::vector<entry>& batch);
     // Answers, in log order, every batch whose bytes a finished flush covers.

@@ -16,17 +16,17 @@ std::uint64_t get_le(std::string_view in, std::size_t at, int bytes) {
 }  // namespace
 
 wal_record_header make_wal_record_header(std::uint32_t group, std::uint64_t index,
-                                         std::string_view payload) {
+                                         std::string_view payload, std::string_view rest) {
     // Filled in place: a record header is made for every write.
     wal_record_header head{};
     const auto put = [&head](std::size_t at, std::uint64_t v, int bytes) {
         for (int i = 0; i < bytes; ++i) head[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
     };
-    put(0, payload.size(), 4);
+    put(0, payload.size() + rest.size(), 4);
     put(8, group, 4);
     put(12, index, 8);
-    const std::uint32_t crc =
-        crc32_update(crc32_of(std::string_view(head.data() + 8, 12)), payload);
+    const std::uint32_t crc = crc32_update(
+        crc32_update(crc32_of(std::string_view(head.data() + 8, 12)), payload), rest);
     put(4, crc, 4);
     return head;
 }

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/byte_slice.h"
+
 namespace dstream::log {
 
 // The segments this version writes: watermarked batches of Raft records.
@@ -40,10 +42,24 @@ struct wal_record {
 void append_wal_record(std::string& out, std::uint32_t group, std::uint64_t index,
                        std::string_view payload);
 
-// The header alone; the payload follows it in the file.
+// A payload as it is submitted: bytes of its own, then bytes it shares (a
+// Raft entry's, which the log and the messages to followers hold too),
+// written from where they are. On disk the two are one payload.
+struct wal_payload {
+    wal_payload(std::string own) : own(std::move(own)) {}  // NOLINT: bytes of its own are a payload
+    wal_payload(const char* own) : own(own) {}             // NOLINT: as a string
+    wal_payload(std::string own, byte_slice shared) : own(std::move(own)), shared(std::move(shared)) {}
+    std::string own;
+    byte_slice shared;
+    std::size_t size() const { return own.size() + shared.size; }
+    // The payload as it is on disk.
+    std::string joined() const { return own + std::string(shared.view()); }
+};
+
+// The header alone; the payload (`payload`, then `rest`) follows it in the file.
 using wal_record_header = std::array<char, wal_record_header_bytes>;
 wal_record_header make_wal_record_header(std::uint32_t group, std::uint64_t index,
-                                         std::string_view payload);
+                                         std::string_view payload, std::string_view rest = {});
 
 enum class wal_decode_status {
     ok,

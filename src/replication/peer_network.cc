@@ -83,6 +83,9 @@ private:
         void send(std::uint64_t to, std::string_view bytes) override {
             _network.send(to, _group, bytes);
         }
+        void send_pieces(std::uint64_t to, std::span<const byte_slice> pieces) override {
+            _network.send(to, _group, pieces);
+        }
 
     private:
         state& _network;
@@ -108,6 +111,11 @@ private:
     };
 
     void send(std::uint64_t to, std::uint32_t group, std::string_view bytes);
+    void send(std::uint64_t to, std::uint32_t group, std::span<const byte_slice> pieces);
+    // The live connection a message of `bytes` for `to` goes on; null when it
+    // is dropped (counted): no connection up, or past the frame bound.
+    std::shared_ptr<connection> route(std::uint64_t to, std::size_t bytes);
+    void count_drop(std::uint64_t to);
     void accept_next();
     asio::awaitable<void> dial_loop(peer_link& link);
     // One connection dialed, greeted and run to its end; whether it got through the greeting.
@@ -119,7 +127,8 @@ private:
     // Makes `conn` the live connection with `link`'s node, replacing any other.
     void install(peer_link& link, const std::shared_ptr<connection>& conn);
     void retire(peer_link& link, const connection& conn);
-    void deliver(std::uint32_t group, std::string_view bytes);
+    void deliver(std::uint32_t group, std::string bytes);
+    void deliver(std::uint32_t group, received_message message);
 
     asio::io_context& _io;
     const peer_network_options _options;
@@ -167,8 +176,9 @@ public:
     asio::awaitable<void> run();
 
     // Queues a frame; false when it is dropped (closed, or the queue full).
-    // Any thread.
+    // Any thread. A frame of shared pieces is sent from their memory.
     bool enqueue(std::uint32_t group, std::string_view payload);
+    bool enqueue(std::uint32_t group, std::span<const byte_slice> pieces);
     // Any thread.
     void close() {
         asio::post(_strand, [self = shared_from_this()] { self->shut(); });
@@ -181,10 +191,17 @@ public:
     }
 
 private:
+    // Under _mutex: whether a frame of `bytes` fits (the queue's bound), and
+    // counts it; true when a write must start.
+    bool admit(std::uint32_t group, std::size_t bytes, bool& start);
+    // Under _mutex: the bytes copied so far become a piece of the queue.
+    void seal_copied();
     void write_queued();
     void written(const boost::system::error_code& ec, std::size_t bytes);
     asio::awaitable<void> keep_alive();
-    // Every whole frame in the read buffer; false on a frame too long.
+    // Every whole frame in the read buffer; false on a frame too long. A
+    // frame longer than a read chunk that is not whole yet moves to a
+    // buffer of its own (`_long`), which the reads then fill.
     bool take_frames();
     void on_frame(std::uint32_t group, std::string_view payload);
 
@@ -201,16 +218,28 @@ private:
     // The read buffer: bytes [0, _in_used) read and not yet taken.
     std::vector<char> _in;
     std::size_t _in_used = 0;
+    // A long frame's payload, read in place and handed on whole (no copy of
+    // a 32 MiB entry between the socket and its group's log): bytes [0,
+    // _long_used) read.
+    std::optional<received_message> _long;
+    std::size_t _long_used = 0;
+    std::uint32_t _long_group = 0;
 
     std::mutex _mutex;
-    // Guarded by _mutex: the frames waiting for the next write.
-    std::string _queued;
+    // Guarded by _mutex: the frames waiting for the next write, in order:
+    // pieces, after which come the frames copied into `_copied`. A frame of
+    // shared pieces seals what was copied before it into a piece, then adds
+    // its header and its pieces.
+    std::vector<byte_slice> _queued;
+    std::string _copied;
     std::uint64_t _queued_messages = 0;
     std::size_t _unsent_bytes = 0;  // queued and being written: what the bound counts
     bool _writing = false;
     bool _closed = false;
     // The write in flight; on the strand.
-    std::string _out;
+    std::vector<byte_slice> _out;
+    std::vector<asio::const_buffer> _out_buffers;
+    std::size_t _out_bytes = 0;
     std::uint64_t _out_messages = 0;
 };
 
@@ -265,14 +294,28 @@ asio::awaitable<void> peer_network::state::connection::run() {
         _strand, [self = shared_from_this()]() { return self->keep_alive(); }, asio::detached);
     boost::system::error_code ec;
     while (take_frames()) {
-        if (_in.size() - _in_used < read_chunk_bytes) _in.resize(_in_used + read_chunk_bytes);
-        const std::size_t n = co_await _socket.async_read_some(
-            asio::buffer(_in.data() + _in_used, _in.size() - _in_used),
-            asio::redirect_error(asio::use_awaitable, ec));
+        std::size_t n = 0;
+        if (_long) {
+            n = co_await _socket.async_read_some(
+                asio::buffer(_long->data() + _long_used, _long->size() - _long_used),
+                asio::redirect_error(asio::use_awaitable, ec));
+            _long_used += n;
+        } else {
+            if (_in.size() - _in_used < read_chunk_bytes) _in.resize(_in_used + read_chunk_bytes);
+            n = co_await _socket.async_read_some(
+                asio::buffer(_in.data() + _in_used, _in.size() - _in_used),
+                asio::redirect_error(asio::use_awaitable, ec));
+            _in_used += n;
+        }
         if (ec) break;
-        _in_used += n;
         _last_heard = steady::now();
         _metrics->received_bytes.inc(n);
+        if (_long && _long_used == _long->size()) {
+            _metrics->received_messages.inc();
+            _network->deliver(_long_group, std::move(*_long));
+            _long.reset();
+            _long_used = 0;
+        }
     }
     shut();
 }
@@ -289,8 +332,16 @@ bool peer_network::state::connection::take_frames() {
         }
         const std::size_t whole = detail::frame_header_bytes + h.length;
         if (_in_used - at < whole) {
-            // Room for the rest of a long frame at once, not a read chunk at a time.
-            if (_in.size() < whole) _in.resize(whole);
+            if (whole > read_chunk_bytes && !detail::is_reserved_group(h.group)) {
+                const std::size_t have = _in_used - at - detail::frame_header_bytes;
+                _long.emplace(h.length);
+                std::copy_n(_in.data() + at + detail::frame_header_bytes, have, _long->data());
+                _long_used = have;
+                _long_group = h.group;
+                at = _in_used;
+            } else if (_in.size() < whole) {
+                _in.resize(whole);  // the rest at once, not a read chunk at a time
+            }
             break;
         }
         on_frame(h.group,
@@ -325,7 +376,7 @@ void peer_network::state::connection::on_frame(std::uint32_t group, std::string_
         return;
     }
     _metrics->received_messages.inc();
-    _network->deliver(group, payload);
+    _network->deliver(group, std::string(payload));
 }
 
 asio::awaitable<void> peer_network::state::connection::keep_alive() {
@@ -346,18 +397,43 @@ asio::awaitable<void> peer_network::state::connection::keep_alive() {
     }
 }
 
+bool peer_network::state::connection::admit(std::uint32_t group, std::size_t bytes,
+                                            bool& start) {
+    const std::size_t frame_bytes = detail::frame_header_bytes + bytes;
+    if (_closed || _unsent_bytes + frame_bytes > _network->_options.max_queued_bytes) return false;
+    _unsent_bytes += frame_bytes;
+    if (!detail::is_reserved_group(group)) ++_queued_messages;
+    start = !std::exchange(_writing, true);
+    return true;
+}
+
+void peer_network::state::connection::seal_copied() {
+    if (_copied.empty()) return;
+    _queued.push_back(byte_slice::owning(std::exchange(_copied, {})));
+}
+
 bool peer_network::state::connection::enqueue(std::uint32_t group, std::string_view payload) {
-    const std::size_t frame_bytes = detail::frame_header_bytes + payload.size();
     bool start = false;
     {
         const std::lock_guard lock(_mutex);
-        if (_closed || _unsent_bytes + frame_bytes > _network->_options.max_queued_bytes) {
-            return false;
-        }
-        detail::append_frame(_queued, group, payload);
-        _unsent_bytes += frame_bytes;
-        if (!detail::is_reserved_group(group)) ++_queued_messages;
-        start = !std::exchange(_writing, true);
+        if (!admit(group, payload.size(), start)) return false;
+        detail::append_frame(_copied, group, payload);
+    }
+    if (start) asio::post(_strand, [self = shared_from_this()] { self->write_queued(); });
+    return true;
+}
+
+bool peer_network::state::connection::enqueue(std::uint32_t group,
+                                              std::span<const byte_slice> pieces) {
+    std::size_t bytes = 0;
+    for (const auto& p : pieces) bytes += p.size;
+    bool start = false;
+    {
+        const std::lock_guard lock(_mutex);
+        if (!admit(group, bytes, start)) return false;
+        detail::append_frame_header(_copied, group, static_cast<std::uint32_t>(bytes));
+        seal_copied();
+        _queued.insert(_queued.end(), pieces.begin(), pieces.end());
     }
     if (start) asio::post(_strand, [self = shared_from_this()] { self->write_queued(); });
     return true;
@@ -366,6 +442,7 @@ bool peer_network::state::connection::enqueue(std::uint32_t group, std::string_v
 void peer_network::state::connection::write_queued() {
     {
         const std::lock_guard lock(_mutex);
+        seal_copied();
         if (_closed || _queued.empty()) {
             _writing = false;
             return;
@@ -373,8 +450,14 @@ void peer_network::state::connection::write_queued() {
         std::swap(_queued, _out);
         _out_messages = std::exchange(_queued_messages, 0);
     }
+    _out_buffers.clear();
+    _out_bytes = 0;
+    for (const auto& p : _out) {
+        _out_buffers.emplace_back(p.data, p.size);
+        _out_bytes += p.size;
+    }
     // Every frame queued so far, in one write: the batch.
-    asio::async_write(_socket, asio::buffer(_out),
+    asio::async_write(_socket, _out_buffers,
                       asio::bind_executor(_strand, [self = shared_from_this()](
                                                        const boost::system::error_code& ec,
                                                        std::size_t bytes) {
@@ -393,10 +476,9 @@ void peer_network::state::connection::written(const boost::system::error_code& e
     _metrics->sent_messages.inc(_out_messages);
     {
         const std::lock_guard lock(_mutex);
-        _unsent_bytes -= _out.size();
+        _unsent_bytes -= _out_bytes;
     }
     _out.clear();
-    if (_out.capacity() > kept_buffer_bytes) std::string().swap(_out);
     write_queued();
 }
 
@@ -406,6 +488,7 @@ void peer_network::state::connection::shut() {
         _closed = true;
         _writing = false;
         _queued.clear();
+        _copied.clear();
     }
     boost::system::error_code ignored;
     _socket.shutdown(tcp::socket::shutdown_both, ignored);
@@ -515,23 +598,42 @@ bool peer_network::state::connected(std::uint64_t node) const {
     return it->second->live != nullptr;
 }
 
-void peer_network::state::send(std::uint64_t to, std::uint32_t group, std::string_view bytes) {
+std::shared_ptr<peer_network::state::connection> peer_network::state::route(std::uint64_t to,
+                                                                            std::size_t bytes) {
     const auto it = _links.find(to);
-    if (it == _links.end()) return;  // no peer of this node: the placement names none such
+    if (it == _links.end()) return nullptr;  // no peer of this node: the placement names none such
     peer_link& link = *it->second;
-    if (bytes.size() > detail::max_frame_bytes) {
+    if (bytes > detail::max_frame_bytes) {
         // The peer would close the connection on it, and Raft would send it again.
         spdlog::warn("peer network: a message of {} bytes for node {} is past the frame bound "
-                     "({}): dropped", bytes.size(), to, detail::max_frame_bytes);
+                     "({}): dropped", bytes, to, detail::max_frame_bytes);
         link.metrics.dropped_messages.inc();
-        return;
+        return nullptr;
     }
     std::shared_ptr<connection> live;
     if (!_stopped.load(std::memory_order_relaxed)) {
         const std::lock_guard lock(link.mutex);
         live = link.live;
     }
-    if (!live || !live->enqueue(group, bytes)) link.metrics.dropped_messages.inc();
+    if (!live) link.metrics.dropped_messages.inc();
+    return live;
+}
+
+void peer_network::state::count_drop(std::uint64_t to) {
+    _links.at(to)->metrics.dropped_messages.inc();
+}
+
+void peer_network::state::send(std::uint64_t to, std::uint32_t group, std::string_view bytes) {
+    const auto live = route(to, bytes.size());
+    if (live && !live->enqueue(group, bytes)) count_drop(to);
+}
+
+void peer_network::state::send(std::uint64_t to, std::uint32_t group,
+                               std::span<const byte_slice> pieces) {
+    std::size_t bytes = 0;
+    for (const auto& p : pieces) bytes += p.size;
+    const auto live = route(to, bytes);
+    if (live && !live->enqueue(group, pieces)) count_drop(to);
 }
 
 void peer_network::state::accept_next() {
@@ -697,21 +799,35 @@ void peer_network::state::attach_node(std::function<void(std::string)> receive,
     _node_executor = std::move(executor);
 }
 
-void peer_network::state::deliver(std::uint32_t group, std::string_view bytes) {
+void peer_network::state::deliver(std::uint32_t group, std::string bytes) {
     if (_stopped.load(std::memory_order_relaxed)) return;
     if (group == detail::node_group) {
         if (!_node_receive) return;
         boost::asio::post(_node_executor,
-                          [receive = _node_receive, bytes = std::string(bytes)]() mutable {
+                          [receive = _node_receive, bytes = std::move(bytes)]() mutable {
                               receive(std::move(bytes));
                           });
         return;
     }
     const auto it = _logs.find(group);
     if (it == _logs.end()) return;  // a group this node does not host
-    boost::asio::post(it->second.strand, [log = it->second.log, bytes = std::string(bytes)] {
+    boost::asio::post(it->second.strand, [log = it->second.log, bytes = std::move(bytes)] {
         log->receive(bytes);
     });
+}
+
+void peer_network::state::deliver(std::uint32_t group, received_message message) {
+    if (group == detail::node_group) {
+        deliver(group, std::string(message.view()));
+        return;
+    }
+    if (_stopped.load(std::memory_order_relaxed)) return;
+    const auto it = _logs.find(group);
+    if (it == _logs.end()) return;
+    boost::asio::post(it->second.strand,
+                      [log = it->second.log, message = std::move(message)]() mutable {
+                          log->receive(std::move(message));
+                      });
 }
 
 peer_network::peer_network(asio::io_context& io, peer_network_options options)

@@ -134,23 +134,32 @@ void raft_group_log::save_snapshot(std::uint64_t index, std::uint64_t term,
 }
 
 void raft_group_log::receive(std::string_view message) {
-    if (_stopped) return;
+    if (_stopped || take_aside(message)) return;
+    step(message);
+}
+
+void raft_group_log::receive(received_message message) {
+    if (_stopped || take_aside(message.view())) return;
+    _replica.receive(now(), std::move(message));
+    settle();
+}
+
+bool raft_group_log::take_aside(std::string_view message) {
     if (is_read_index_message(message)) {
         receive_read_index(message);
-        return;
+        return true;
     }
     if (is_forwarded_proposal(message)) {
         receive_forwarded(message);
-        return;
+        return true;
     }
     if (!message.empty() && static_cast<std::uint8_t>(message.front()) == leader_note_format) {
         if (_replica.leadership().leads() && _listener != nullptr) {
             _listener->told(message.substr(1));
         }
-        return;
+        return true;
     }
-    if (_courier && _courier->intercept(message)) return;
-    step(message);
+    return _courier && _courier->intercept(message);
 }
 
 void raft_group_log::step(std::string_view message) {
@@ -308,7 +317,7 @@ bool raft_group_log::hand_over() {
 }
 
 void raft_group_log::committed(std::uint64_t index, std::uint64_t term, const log_entry& entry) {
-    if (_listener != nullptr) _listener->committed(log::committed_entry{index, term, entry.bytes});
+    if (_listener != nullptr) _listener->committed(log::committed_entry{index, term, entry.bytes.view()});
 }
 
 void raft_group_log::applied_through(std::uint64_t index) {

@@ -58,6 +58,8 @@ public:
 
     // A message of this group from a peer; on the strand.
     void receive(std::string_view message);
+    // The same in memory the core keeps for the entries it carries.
+    void receive(received_message message);
     // On the strand: when this node leads, hands the leadership to the most
     // up-to-date other voter (a graceful stop); false when it does not lead.
     bool hand_over();
@@ -97,6 +99,10 @@ private:
     void arm_answer_timer();
     // A peer's message for the replica itself.
     void step(std::string_view message);
+    // A peer's message for this log rather than its replica (a read index,
+    // a forwarded proposal, a note to the leader, a snapshot the courier
+    // fetches first): handled, true.
+    bool take_aside(std::string_view message);
 
     std::uint64_t now() const { return _clock.monotonic_ms(); }
     // After every call into the replica: the timer, the metrics.

@@ -19,15 +19,11 @@ raft_record_kind record_kind(entry_kind kind) {
 
 }  // namespace
 
-std::string encode_entry_record(const log_entry& entry) {
-    std::string out;
-    out.reserve(9 + entry.bytes.size());
+log::wal_payload encode_entry_record(const log_entry& entry) {
     binary_writer head;
     head.put_u8(static_cast<std::uint8_t>(record_kind(entry.kind)));
     head.put_u64(entry.term);
-    out = std::move(head).take();
-    out += entry.bytes;
-    return out;
+    return log::wal_payload(std::move(head).take(), entry.bytes);
 }
 
 std::string encode_hard_state_record(std::uint64_t term, std::uint64_t vote) {
@@ -76,7 +72,7 @@ log_entry entry_of(const raft_record& record) {
     e.kind = record.kind == raft_record_kind::barrier        ? entry_kind::barrier
              : record.kind == raft_record_kind::configuration ? entry_kind::configuration
                                                                : entry_kind::command;
-    e.bytes.assign(record.bytes);
+    e.bytes = byte_slice::owning(std::string(record.bytes));
     return e;
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "log/wal_format.h"
 #include "replication/raft_replica.h"
 
 namespace dstream::replication {
@@ -28,7 +29,8 @@ struct raft_record {
     std::string_view bytes;   // an entry's
 };
 
-std::string encode_entry_record(const log_entry& entry);
+// The entry's bytes are shared, not copied (log::wal_payload).
+log::wal_payload encode_entry_record(const log_entry& entry);
 std::string encode_hard_state_record(std::uint64_t term, std::uint64_t vote);
 std::string encode_snapshot_installed_record(std::uint64_t term);
 result<raft_record> decode_raft_record(std::string_view payload);

@@ -55,6 +55,15 @@ void check_fatal(raft_core* core, int rv) {
 
 }  // namespace
 
+void raft_transport::send_pieces(std::uint64_t to, std::span<const byte_slice> pieces) {
+    std::string joined;
+    std::size_t size = 0;
+    for (const auto& p : pieces) size += p.size;
+    joined.reserve(size);
+    for (const auto& p : pieces) joined += p.view();
+    send(to, joined);
+}
+
 raft_replica::raft_replica(raft_options options, raft_storage& storage, raft_transport& transport,
                            raft_events& events)
     : _options(std::move(options)), _storage(storage), _transport(transport), _events(events) {
@@ -77,6 +86,7 @@ void raft_replica::create_core() {
     raft_core_set_seed(_core, static_cast<unsigned>(_options.seed ^ (_options.seed >> 32)));
     raft_core_set_pre_vote(_core, _options.pre_vote ? 1 : 0);
     raft_core_set_install_snapshot_timeout(_core, _options.install_snapshot_ms);
+    raft_core_set_reference_bytes(_core, _options.reference_bytes);
 }
 
 const log_entry* raft_replica::entry_at(std::uint64_t index) const {
@@ -98,7 +108,7 @@ void raft_replica::start(std::uint64_t now, durable_state state) {
     _vote = _durable_vote = state.vote;
     _first = state.first_index;
     for (auto& e : state.entries) {
-        _bytes_kept += e.bytes.size();
+        _bytes_kept += e.bytes.size;
         if (e.kind == entry_kind::configuration) {
             _configuration_index = _first + _log.size();
         }
@@ -108,7 +118,7 @@ void raft_replica::start(std::uint64_t now, durable_state state) {
     std::vector<raft_core_entry> entries;
     entries.reserve(_log.size());
     for (const auto& e : _log) {
-        entries.push_back({e.term, type_of(e.kind), e.bytes.data(), e.bytes.size()});
+        entries.push_back({e.term, type_of(e.kind), e.bytes.data, e.bytes.size});
     }
     std::vector<raft_core_server> servers;
     raft_core_snapshot snapshot{};
@@ -185,6 +195,19 @@ void raft_replica::receive(std::uint64_t now, std::string_view message) {
     if (_failed) return;  // a restarting replica hears nothing; the sender retries
     const raft_core_update* update = nullptr;
     const int rv = raft_core_receive(_core, now, message.data(), message.size(), &update);
+    received(rv, update);
+}
+
+void raft_replica::receive(std::uint64_t now, received_message message) {
+    _now = now;
+    if (_failed) return;
+    const raft_core_update* update = nullptr;
+    const std::size_t size = message.size();
+    const int rv = raft_core_receive_owned(_core, now, message.release(), size, &update);
+    received(rv, update);
+}
+
+void raft_replica::received(int rv, const raft_core_update* update) {
     // A message that does not decode is dropped; the sender retries.
     if (rv == RAFT_CORE_MALFORMED) return;
     check_fatal(_core, rv);
@@ -231,7 +254,7 @@ void raft_replica::absorb(int /*rv*/, const raft_core_update* u) {
             // A conflicting suffix: gone here, and the writes in flight now
             // prove nothing past it.
             while (!_log.empty() && last_index() >= from) {
-                _bytes_kept -= _log.back().bytes.size();
+                _bytes_kept -= _log.back().bytes.size;
                 _log.pop_back();
             }
             std::erase_if(_entries_in_flight,
@@ -239,6 +262,12 @@ void raft_replica::absorb(int /*rv*/, const raft_core_update* u) {
             _durable_index = std::min(_durable_index, from - 1);
         }
         if (_log.empty()) _first = from;
+        // The bytes stay where the core has them: a proposal's in
+        // `_proposed`, a received message's in the batch it was decoded to.
+        std::shared_ptr<const void> batch;
+        if (void* taken = raft_core_take_entries(_core)) {
+            batch = std::shared_ptr<const void>(taken, raft_core_free_entries);
+        }
         for (std::size_t i = 0; i < u->n_entries; ++i) {
             const raft_core_entry& e = u->entries[i];
             const std::uint64_t index = from + i;
@@ -246,13 +275,15 @@ void raft_replica::absorb(int /*rv*/, const raft_core_update* u) {
             entry.term = e.term;
             entry.kind = kind_of(e.type);
             if (index == _proposed_index && entry.kind == entry_kind::command) {
-                entry.bytes = std::move(_proposed);
+                entry.bytes = byte_slice::owning(std::move(_proposed));
                 _proposed_index = 0;
+            } else if (batch) {
+                entry.bytes = byte_slice{batch, static_cast<const char*>(e.data), e.len};
             } else {
-                entry.bytes.assign(static_cast<const char*>(e.data), e.len);
+                entry.bytes = byte_slice::owning(std::string(static_cast<const char*>(e.data), e.len));
             }
             if (entry.kind == entry_kind::configuration) _configuration_index = index;
-            _bytes_kept += entry.bytes.size();
+            _bytes_kept += entry.bytes.size;
             _log.push_back(std::move(entry));
             const std::uint64_t token = _next_token++;
             _entries_in_flight.push_back({token, index});
@@ -289,10 +320,16 @@ void raft_replica::absorb(int /*rv*/, const raft_core_update* u) {
         for (std::size_t i = 0; i < u->n_messages; ++i) {
             const auto& m = u->messages[i];
             const std::string_view bytes(static_cast<const char*>(m.data), m.len);
-            if (hold) {
-                _held.push_back({_hard_state_token, m.to, std::string(bytes)});
-            } else {
+            if (m.n_holes == 0 && !hold) {
                 _transport.send(m.to, bytes);
+                continue;
+            }
+            auto pieces = pieces_of(m);
+            if (!pieces) continue;
+            if (hold) {
+                _held.push_back({_hard_state_token, m.to, std::move(*pieces)});
+            } else {
+                send(m.to, *pieces);
             }
         }
     }
@@ -319,8 +356,8 @@ void raft_replica::apply_committed(std::uint64_t now) {
                 break;
             case entry_kind::configuration: {
                 const raft_core_update* update = nullptr;
-                const int rv = raft_core_apply_change(_core, now, index, e->bytes.data(),
-                                                      e->bytes.size(), &update);
+                const int rv = raft_core_apply_change(_core, now, index, e->bytes.data,
+                                                      e->bytes.size, &update);
                 check_fatal(_core, rv);
                 absorb(rv, update);
                 break;
@@ -346,7 +383,7 @@ void raft_replica::drop_applied_entries() {
         keep_after = std::min(keep_after, covered);
     }
     while (!_log.empty() && _first <= keep_after && _first <= _durable_index) {
-        _bytes_kept -= _log.front().bytes.size();
+        _bytes_kept -= _log.front().bytes.size;
         _log.pop_front();
         ++_first;
     }
@@ -407,8 +444,34 @@ void raft_replica::written(std::uint64_t now, std::uint64_t token) {
 
 void raft_replica::release_messages() {
     while (!_held.empty() && _held.front().gate <= _durable_token) {
-        _transport.send(_held.front().to, _held.front().bytes);
+        send(_held.front().to, _held.front().pieces);
         _held.pop_front();
+    }
+}
+
+std::optional<std::vector<byte_slice>> raft_replica::pieces_of(const raft_core_message& m) const {
+    const auto* data = static_cast<const char*>(m.data);
+    auto own = std::make_shared<const std::string>(data, m.len);
+    std::vector<byte_slice> pieces;
+    pieces.reserve(2 * m.n_holes + 1);
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < m.n_holes; ++i) {
+        const raft_core_hole& h = m.holes[i];
+        const log_entry* e = entry_at(h.index);
+        if (e == nullptr || e->bytes.size != h.len) return std::nullopt;
+        pieces.push_back(byte_slice{own, own->data() + at, h.at - at});
+        pieces.push_back(e->bytes);
+        at = h.at;
+    }
+    pieces.push_back(byte_slice{own, own->data() + at, m.len - at});
+    return pieces;
+}
+
+void raft_replica::send(std::uint64_t to, std::span<const byte_slice> pieces) {
+    if (pieces.size() == 1) {
+        _transport.send(to, pieces.front().view());
+    } else {
+        _transport.send_pieces(to, pieces);
     }
 }
 
@@ -448,7 +511,7 @@ void raft_replica::restart_from_durable(std::uint64_t now) {
         drop_applied_entries();
     }
     while (!_log.empty() && last_index() > _durable_index) {
-        _bytes_kept -= _log.back().bytes.size();
+        _bytes_kept -= _log.back().bytes.size;
         _log.pop_back();
     }
     _held.clear();
@@ -487,7 +550,7 @@ void raft_replica::restart_from_durable(std::uint64_t now) {
                                        _options.voters};
         state.first_index = _applied + 1;
         while (!_log.empty() && _first <= _applied) {
-            _bytes_kept -= _log.front().bytes.size();
+            _bytes_kept -= _log.front().bytes.size;
             _log.pop_front();
             ++_first;
         }
@@ -548,7 +611,7 @@ int raft_replica::entry_callback(void* ctx, std::uint64_t index, raft_core_entry
     const auto* self = static_cast<const raft_replica*>(ctx);
     const log_entry* e = self->entry_at(index);
     if (e == nullptr) return -1;
-    *out = {e->term, type_of(e->kind), e->bytes.data(), e->bytes.size()};
+    *out = {e->term, type_of(e->kind), e->bytes.data, e->bytes.size};
     return 0;
 }
 

@@ -19,15 +19,19 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/byte_slice.h"
 #include "log/group_log.h"
+#include "replication/received_message.h"
 
 struct raft_core;
 struct raft_core_update;
 struct raft_core_entry;
+struct raft_core_message;
 
 namespace dstream::replication {
 
@@ -36,7 +40,10 @@ enum class entry_kind : std::uint8_t { command = 1, barrier = 2, configuration =
 struct log_entry {
     std::uint64_t term = 0;
     entry_kind kind = entry_kind::command;
-    std::string bytes;  // a command's encoding; libraft's configuration encoding
+    // A command's encoding; libraft's configuration encoding. Shared, never
+    // copied: the log, the WAL's queue and the messages to every follower
+    // hold the same bytes (a 32 MiB append is one 32 MiB buffer).
+    byte_slice bytes;
 };
 
 // The last entry a snapshot covers, and the voters as of it.
@@ -84,6 +91,10 @@ public:
     virtual ~raft_transport() = default;
     // A message of this group for node `to` (encoded by the shim).
     virtual void send(std::uint64_t to, std::string_view bytes) = 0;
+    // The same in pieces, which in order are the message's bytes: a long
+    // entry's bytes are a piece shared with the log (raft_options::
+    // reference_bytes). By default they are joined in one copy and sent.
+    virtual void send_pieces(std::uint64_t to, std::span<const byte_slice> pieces);
 };
 
 // The state machine's side.
@@ -121,6 +132,13 @@ struct raft_options {
     // (RAFT_LOG_PRESSURE: a follower far behind, no snapshot taken yet).
     std::uint64_t max_uncommitted_entries = 8192;
     std::uint64_t max_log_bytes_kept = std::uint64_t{512} << 20;
+    // Entries at least this long go to the followers by reference to the
+    // log's bytes (send_pieces), not copied into each message: copying a
+    // long entry per follower on the group's thread holds up its heartbeats
+    // (a 32 MiB append costs about 100 ms per copy where fresh memory is
+    // slow to fault in). Shorter ones are cheaper to copy than to share.
+    // 0: every entry is copied.
+    std::size_t reference_bytes = 16u << 10;
 };
 
 class raft_replica {
@@ -140,6 +158,8 @@ public:
     // Leader only: appends a barrier; its index, or nothing when not leader.
     std::optional<std::uint64_t> propose_barrier(std::uint64_t now);
     void receive(std::uint64_t now, std::string_view message);
+    // The same, the core keeping the message's memory for its entries.
+    void receive(std::uint64_t now, received_message message);
     void written(std::uint64_t now, std::uint64_t token);
     void write_failed(std::uint64_t now, std::uint64_t token);
     // The time of next_timeout() has come.
@@ -174,7 +194,7 @@ private:
     struct held_message {
         std::uint64_t gate = 0;  // sent once this token is durable
         std::uint64_t to = 0;
-        std::string bytes;
+        std::vector<byte_slice> pieces;
     };
     struct entry_write {
         std::uint64_t token = 0;
@@ -184,8 +204,15 @@ private:
     void create_core();
     // Takes in an update: writes, messages, commit, state; then applies.
     void absorb(int rv, const raft_core_update* update);
+    // What a received message's call returned.
+    void received(int rv, const raft_core_update* update);
     void apply_committed(std::uint64_t now);
     void release_messages();
+    // The core's message with the entries it left out put back by reference
+    // to the log; nothing when an entry is gone (the message is dropped, as
+    // a lossy network would, and the core sends again).
+    std::optional<std::vector<byte_slice>> pieces_of(const raft_core_message& m) const;
+    void send(std::uint64_t to, std::span<const byte_slice> pieces);
     void drop_applied_entries();
     void take_pending_snapshot(std::uint64_t now);
     void report_leadership();

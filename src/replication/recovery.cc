@@ -87,7 +87,7 @@ void group_recovery::entry(std::uint64_t index, log_entry e, const apply_fn& app
                                      std::to_string(index));
         }
         if (e.kind == entry_kind::command) {
-            apply(index, e.term, e.bytes);
+            apply(index, e.term, e.bytes.view());
             ++_applied;
         }
         if (e.kind == entry_kind::configuration) _configuration_index = index;

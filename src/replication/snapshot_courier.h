@@ -45,6 +45,11 @@ public:
 
     // From the core: an InstallSnapshot waits for its image's put.
     void send(std::uint64_t to, std::string_view bytes) override;
+    // Messages in pieces are AppendEntries (a long entry by reference): they
+    // go as they are.
+    void send_pieces(std::uint64_t to, std::span<const byte_slice> pieces) override {
+        _peers.send_pieces(to, pieces);
+    }
     // From a peer: true when the courier took the message (an InstallSnapshot
     // naming an image in the store) and delivers it later, or drops it;
     // false when the caller hands it to the core itself.

@@ -44,7 +44,7 @@ void wal_group_disk::write_snapshot(std::uint64_t token, const snapshot_meta& me
     state::checkpoint_image pieces;
     const std::string_view body = image.size() >= 4 ? image.substr(0, image.size() - 4) : image;
     auto owned = std::make_shared<std::string>(body);
-    pieces.pieces.push_back(storage::byte_slice{owned, owned->data(), owned->size()});
+    pieces.pieces.push_back(byte_slice{owned, owned->data(), owned->size()});
     const status written =
         _checkpoints.write(_group, meta.index, encode_snapshot_header(meta, meta.term, 0), pieces);
     _last_index = meta.index;

@@ -21,7 +21,7 @@ void produce(storage::object_store& store, const std::vector<streamed_piece>& pi
     for (const auto& piece : pieces) {
         if (piece.cached) {
             const char* data = piece.cached->data() + piece.offset;
-            if (!pipe.push(storage::byte_slice{piece.cached, data, piece.length})) return;
+            if (!pipe.push(byte_slice{piece.cached, data, piece.length})) return;
             continue;
         }
         if (!store.stream_range(piece.object_key, piece.offset, piece.length, pipe)) {

@@ -45,7 +45,7 @@ std::vector<chunk_bytes> cached_chunks(const cold_tier& cold, const read_plan& p
 // Puts the cold pieces of a plan in front of its hot slices, loading the
 // chunks `chunks` lacks whole (on the I/O pool) into the cache.
 void load_cold_pieces(const cold_tier& cold, read_plan& plan, std::vector<chunk_bytes> chunks) {
-    std::vector<storage::byte_slice> slices;
+    std::vector<byte_slice> slices;
     for (std::size_t i = 0; i < plan.cold.size(); ++i) {
         const cold_piece& piece = plan.cold[i];
         chunk_bytes& object = chunks[i];
@@ -59,7 +59,7 @@ void load_cold_pieces(const cold_tier& cold, read_plan& plan, std::vector<chunk_
             object = loaded;
             cold.cache->put(piece.object_key, object);
         }
-        slices.push_back(storage::byte_slice{object, object->data() + piece.offset, piece.length});
+        slices.push_back(byte_slice{object, object->data() + piece.offset, piece.length});
     }
     slices.insert(slices.end(), plan.view.data.begin(), plan.view.data.end());
     plan.view.data = std::move(slices);
@@ -445,7 +445,7 @@ void load_object_range(const cold_tier& cold, const std::string& object_key, std
         return;
     }
     const char* data = bytes->data();
-    view.body.push_back(storage::byte_slice{std::move(bytes), data, length});
+    view.body.push_back(byte_slice{std::move(bytes), data, length});
 }
 
 }  // namespace
@@ -712,7 +712,7 @@ asio::awaitable<stream_view> engine::read_from_peer(const read_request& request,
         auto owned = std::make_shared<std::string>(std::move(answer.bytes));
         const char* data = owned->data();
         const std::size_t size = owned->size();
-        view.data.push_back(storage::byte_slice{std::move(owned), data, size});
+        view.data.push_back(byte_slice{std::move(owned), data, size});
     }
     co_return view;
 }

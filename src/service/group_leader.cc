@@ -357,7 +357,7 @@ void group_leader::relieve_memory_pressure() {
 void group_leader::start_flush(const std::string& key, const state::stream& s,
                                std::uint64_t end) {
     const std::uint64_t start = s.cold_end();
-    std::vector<storage::byte_slice> slices;
+    std::vector<byte_slice> slices;
     s.bytes.read(start, end - start, slices);
     _flushing.emplace(key, flush_in_flight{end - start, _clock.monotonic_ms()});
     _flushing_bytes += end - start;

@@ -118,7 +118,7 @@ private:
         std::uint64_t start = 0;
         std::uint64_t end = 0;
         std::string object_key;
-        std::vector<storage::byte_slice> slices;
+        std::vector<byte_slice> slices;
     };
     void start_flush(const std::string& key, const state::stream& s, std::uint64_t end);
     void flush_ended(const std::string& key);

@@ -103,11 +103,11 @@ std::optional<state::apply_result> group_reads::answer_before_body(const state::
 
 namespace {
 
-storage::byte_slice owned_slice(std::string bytes) {
+byte_slice owned_slice(std::string bytes) {
     auto owned = std::make_shared<std::string>(std::move(bytes));
     const char* data = owned->data();
     const std::size_t size = owned->size();
-    return storage::byte_slice{std::move(owned), data, size};
+    return byte_slice{std::move(owned), data, size};
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ group_replica::applied group_replica::apply(std::uint64_t index, std::uint64_t t
         if (const state::stream* s = _state.find_any(*key)) held_before = s->hot_bytes_held();
     }
     const auto streams_before = static_cast<std::int64_t>(_state.stream_count());
-    out.result = _state.apply(*cmd, index);
+    out.result = _state.apply(std::move(*cmd), index);
     _applied_index = index;
     _applied_term = term;
     if (key == nullptr) {

@@ -54,7 +54,7 @@ public:
     // reads and returns once the store has answered with the range asked:
     // its error is then the refusal to answer with (503 COLD_BACKPRESSURE).
     // An error after that means the bytes cannot be completed.
-    virtual boost::asio::awaitable<result<std::vector<storage::byte_slice>>> next() = 0;
+    virtual boost::asio::awaitable<result<std::vector<byte_slice>>> next() = 0;
 };
 
 // A consistent view of one stream at one moment, and the bytes read from it.
@@ -73,7 +73,7 @@ struct stream_view {
     // both); `data` holds the rest.
     std::vector<storage::file_slice> files;
     std::shared_ptr<cold_stream> streamed;
-    std::vector<storage::byte_slice> data;
+    std::vector<byte_slice> data;
 
     // extensions 2.4: the latest snapshot and the earliest retained offset.
     std::optional<std::uint64_t> snapshot_offset;
@@ -98,7 +98,7 @@ struct snapshot_view {
     std::uint64_t size = 0;
     std::uint64_t first = 0;  // the range of the body served, clamped to it
     std::uint64_t length = 0;
-    std::vector<storage::byte_slice> body;  // [first, first + length) of the body
+    std::vector<byte_slice> body;  // [first, first + length) of the body
 };
 
 // What /bootstrap returns (extensions 3): the snapshot (or none) and the
@@ -113,7 +113,7 @@ struct bootstrap_view {
     std::uint64_t start = 0;  // the snapshot point S
     std::uint64_t next = 0;   // Stream-Next-Offset
     std::uint64_t tail = 0;
-    std::vector<storage::byte_slice> updates;  // [start, next)
+    std::vector<byte_slice> updates;  // [start, next)
 };
 
 // A create that forks (base protocol 4.2), as the request names it; the

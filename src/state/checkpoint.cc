@@ -20,11 +20,11 @@ constexpr std::string_view checkpoint_magic_v1 = "DSTRCKP1";
 constexpr std::string_view checkpoint_magic_v2 = "DSTRCKP2";
 constexpr std::string_view checkpoint_magic = "DSTRCKP3";
 
-storage::byte_slice own(std::string bytes) {
+byte_slice own(std::string bytes) {
     auto owned = std::make_shared<std::string>(std::move(bytes));
     const char* data = owned->data();
     const std::size_t size = owned->size();
-    return storage::byte_slice{std::move(owned), data, size};
+    return byte_slice{std::move(owned), data, size};
 }
 
 void put_optional(binary_writer& w, const std::optional<std::uint64_t>& v) {

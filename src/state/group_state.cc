@@ -170,13 +170,13 @@ stream* group_state::find_mutable(std::string_view key) {
     return it == _streams.end() ? nullptr : it->second.get();
 }
 
-apply_result group_state::apply(const command& cmd, std::uint64_t log_index) {
+apply_result group_state::apply(command&& cmd, std::uint64_t log_index) {
     // Every command moves applied time, refused or not: it is part of the
     // state, a function of the log alone.
     _applied_now = std::max(_applied_now, cmd.now_ms);
     const protocol::unix_ms now = _applied_now;
     return std::visit(
-        [&](const auto& body) -> apply_result {
+        [&](auto& body) -> apply_result {
             using T = std::decay_t<decltype(body)>;
             if constexpr (std::is_same_v<T, init_group>) {
                 return apply_init(body);
@@ -214,7 +214,7 @@ apply_result group_state::apply_init(const init_group& c) {
     return {};
 }
 
-apply_result group_state::apply_create(const create_stream& c, protocol::unix_ms now,
+apply_result group_state::apply_create(create_stream& c, protocol::unix_ms now,
                                        std::uint64_t index) {
     if (retired(c.key)) {
         return refused(error_code::stream_soft_deleted,
@@ -255,7 +255,7 @@ apply_result group_state::apply_create(const create_stream& c, protocol::unix_ms
         s->origin = c.fork;
         s->bytes = storage::hot_bytes(c.fork->offset);
     }
-    s->bytes.append(c.body);
+    s->bytes.append_owned(std::move(c.body));
     s->closed = c.closed;
     apply_result r;
     r.kind = write_kind::created;
@@ -265,7 +265,7 @@ apply_result group_state::apply_create(const create_stream& c, protocol::unix_ms
     return r;
 }
 
-apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
+apply_result group_state::apply_append(append& c, protocol::unix_ms now) {
     stream* s = find_mutable(c.key);
     if (s == nullptr) return absent(c.key);
     if (c.if_incarnation && *c.if_incarnation != s->incarnation) return incarnation_mismatch(*s);
@@ -337,7 +337,7 @@ apply_result group_state::apply_append(const append& c, protocol::unix_ms now) {
     }
 
     r.start_offset = s->tail();
-    s->bytes.append(c.body);
+    s->bytes.append_owned(std::move(c.body));
     s->last_write_ms = now;
     if (c.close) s->closed = true;
     if (c.producer) record_producer_write(*s, *c.producer, record, write, r.start_offset, now, r);

@@ -23,7 +23,7 @@ namespace dstream::state {
 // order. Capturing one on the strand copies no stream bytes: the slices keep
 // the immutable hot blocks alive while the file is written elsewhere.
 struct checkpoint_image {
-    std::vector<storage::byte_slice> pieces;
+    std::vector<byte_slice> pieces;
 };
 // The image in one string with the CRC-32 trailer a checkpoint file ends
 // with: what restore_checkpoint() reads.
@@ -56,7 +56,9 @@ public:
     // incarnation tokens unique even for two creates in one millisecond.
     // The command applies at max(applied_now(), cmd.now_ms): a proposer's
     // clock may be behind an earlier one's (a new leader), applied time is not.
-    apply_result apply(const command& cmd, std::uint64_t log_index);
+    // An applied write's bytes move out of `cmd` into the stream (a large
+    // write's without a copy, storage::hot_bytes); the rest of it stays.
+    apply_result apply(command&& cmd, std::uint64_t log_index);
     // The time the last command applied at (0 before any); kept in checkpoints.
     protocol::unix_ms applied_now() const { return _applied_now; }
 
@@ -90,8 +92,8 @@ public:
 
 private:
     apply_result apply_init(const init_group& c);
-    apply_result apply_create(const create_stream& c, protocol::unix_ms now, std::uint64_t index);
-    apply_result apply_append(const append& c, protocol::unix_ms now);
+    apply_result apply_create(create_stream& c, protocol::unix_ms now, std::uint64_t index);
+    apply_result apply_append(append& c, protocol::unix_ms now);
     apply_result apply_delete(const delete_stream& c);
     apply_result apply_expire(const expire_stream& c);
     apply_result apply_flush(const flush_chunk& c);

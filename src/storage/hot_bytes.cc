@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cstring>
 
+#include "base/huge_pages.h"
+
 namespace dstream::storage {
 namespace {
 
@@ -19,9 +21,15 @@ void hot_bytes::append(std::string_view bytes) {
         if (_blocks.empty() || _blocks.back().used == _blocks.back().capacity) {
             const std::size_t previous = _blocks.empty() ? 0 : _blocks.back().capacity;
             const std::size_t grown = std::clamp(previous * 2, min_block, max_block);
-            const std::size_t capacity = std::max(grown, std::min(bytes.size(), max_block));
+            // A large append gets one block of its own, on huge pages.
+            const std::size_t capacity = bytes.size() >= huge_page_buffer_bytes
+                                             ? bytes.size()
+                                             : std::max(grown, std::min(bytes.size(), max_block));
             block b;
-            b.data = std::shared_ptr<char[]>(new char[capacity]);
+            const std::shared_ptr<char[]> memory(new char[capacity]);
+            b.owner = memory;
+            b.data = memory.get();
+            advise_huge_pages(b.data, capacity);
             b.capacity = capacity;
             b.first_offset = _end;
             _blocks.push_back(std::move(b));
@@ -29,11 +37,27 @@ void hot_bytes::append(std::string_view bytes) {
         }
         block& last = _blocks.back();
         const std::size_t n = std::min(bytes.size(), last.capacity - last.used);
-        std::memcpy(last.data.get() + last.used, bytes.data(), n);
+        std::memcpy(last.data + last.used, bytes.data(), n);
         last.used += n;
         _end += n;
         bytes.remove_prefix(n);
     }
+}
+
+void hot_bytes::append_owned(std::string&& bytes) {
+    if (bytes.size() < huge_page_buffer_bytes) {
+        append(std::string_view(bytes));
+        return;
+    }
+    auto held = std::make_shared<std::string>(std::move(bytes));
+    block b;
+    b.data = held->data();
+    b.capacity = b.used = held->size();
+    b.first_offset = _end;
+    b.owner = std::move(held);
+    _end += b.used;
+    _capacity += b.capacity;
+    _blocks.push_back(std::move(b));
 }
 
 std::size_t hot_bytes::find_block(std::uint64_t offset) const {
@@ -52,7 +76,7 @@ std::uint64_t hot_bytes::read(std::uint64_t from, std::uint64_t max,
         const block& b = _blocks[i];
         const std::size_t start = from - b.first_offset;
         const std::size_t n = std::min<std::uint64_t>(b.used - start, stop - from);
-        out.push_back(byte_slice{b.data, b.data.get() + start, n});
+        out.push_back(byte_slice{b.owner, b.data + start, n});
         from += n;
     }
     return from;

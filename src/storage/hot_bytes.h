@@ -8,15 +8,9 @@
 #include <string_view>
 #include <vector>
 
-namespace dstream::storage {
+#include "base/byte_slice.h"
 
-// A read-only view of stream bytes that keeps its block alive.
-struct byte_slice {
-    std::shared_ptr<const void> owner;  // a hot block or a cold chunk
-    const char* data = nullptr;
-    std::size_t size = 0;
-    std::string_view view() const { return {data, size}; }
-};
+namespace dstream::storage {
 
 class hot_bytes {
 public:
@@ -27,6 +21,9 @@ public:
     std::uint64_t end_offset() const { return _end; }
 
     void append(std::string_view bytes);
+    // A large string becomes a block as it is, without a copy (its memory
+    // is already on huge pages when a decode made it, base/huge_pages.h).
+    void append_owned(std::string&& bytes);
 
     // Appends to `out` slices covering [from, min(from + max, end)); returns the
     // offset after the last byte covered. `from` must lie in [begin, end].
@@ -44,7 +41,8 @@ public:
 
 private:
     struct block {
-        std::shared_ptr<char[]> data;
+        std::shared_ptr<const void> owner;
+        char* data = nullptr;
         std::size_t capacity = 0;
         std::size_t used = 0;
         std::uint64_t first_offset = 0;

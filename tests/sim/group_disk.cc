@@ -36,7 +36,7 @@ void group_disk::start_view(const replication::durable_state& state) {
     std::uint64_t index = state.first_index;
     for (const auto& e : state.entries) {
         if (index > _view.base_index()) {
-            const auto chain = _view.put(index, e.term, static_cast<int>(e.kind), e.bytes);
+            const auto chain = _view.put(index, e.term, static_cast<int>(e.kind), e.bytes.view());
             if (chain) _check.entry_written(_node, _group, index, e.term, *chain);
         }
         ++index;
@@ -54,7 +54,7 @@ void group_disk::write_entry(std::uint64_t token, std::uint64_t index,
                              const replication::log_entry& entry) {
     _last_token = token;
     _last_index = index;
-    const auto chain = _view.put(index, entry.term, static_cast<int>(entry.kind), entry.bytes);
+    const auto chain = _view.put(index, entry.term, static_cast<int>(entry.kind), entry.bytes.view());
     if (!chain) {
         _check.fail("log model", fmt::format("g{}: n{} wrote index {} outside its log {}..{}",
                                              _group, _node, index, _view.base_index() + 1,
@@ -62,7 +62,7 @@ void group_disk::write_entry(std::uint64_t token, std::uint64_t index,
     } else {
         _check.entry_written(_node, _group, index, entry.term, *chain);
     }
-    _disk.submit(_group, index, replication::encode_entry_record(entry), token);
+    _disk.submit(_group, index, replication::encode_entry_record(entry).joined(), token);
 }
 
 void group_disk::write_snapshot(std::uint64_t token, const replication::snapshot_meta& meta,

@@ -98,6 +98,7 @@ void sim_node::start() {
         raft.seed = _w.rng.next();
         raft.pre_vote = _w.options.pre_vote;
         raft.trailing = _w.options.trailing;
+        raft.reference_bytes = _w.options.reference_bytes;
         _w.trace("n{} g{}: recovered term {} vote {} snapshot {} (term {}) entries {}..{}", _id,
                  g, recovered.term, recovered.vote,
                  recovered.snapshot ? recovered.snapshot->index : 0,

@@ -67,6 +67,10 @@ sim_options sim_options::draw(std::uint64_t seed, sim_random& rng) {
         o.slow_link_ms = static_cast<unsigned>(mode.between(100, 900));
         o.slow_link_max_ms = static_cast<unsigned>(mode.between(200, 5000));
     }
+    // Whether entries leave in pieces that share the log's bytes (every
+    // entry: 1) or copied into each message (0); a generator of its own, too.
+    sim_random pieces(seed ^ 0x706965636573ULL);
+    o.reference_bytes = pieces.chance(0.5) ? 1 : 0;
     return o;
 }
 
@@ -75,6 +79,7 @@ std::string sim_options::describe() const {
     out << "nodes=" << nodes << " groups=" << groups << " clients/group=" << clients_per_group
         << " election=" << election_ms << "ms heartbeat=" << heartbeat_ms
         << "ms pre_vote=" << pre_vote << " trailing=" << trailing << " checkpoint_every=" << checkpoint_every
+        << " reference_bytes=" << reference_bytes
         << " latency=" << latency_min_ms << ".." << latency_max_ms << "ms spike=" << spike
         << "(" << spike_ms << "ms)";
     if (transport) {

@@ -1,6 +1,7 @@
 #pragma once
 // What one seed simulates: the cluster's shape and how hostile its network,
 // disks and operators are. Every value is drawn from the seed.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,7 @@ struct sim_options {
     unsigned heartbeat_ms = 50;
     bool pre_vote = true;
     unsigned trailing = 8;       // entries kept before a snapshot
+    std::size_t reference_bytes = 0;  // raft_options::reference_bytes
     unsigned checkpoint_every = 10;  // applied entries between a replica's checkpoints
     unsigned digest_every = 1;       // the applied state is compared at indexes that are multiples
 

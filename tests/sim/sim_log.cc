@@ -107,7 +107,7 @@ bool sim_log::transfer(std::uint64_t to) {
 
 void sim_log::committed(std::uint64_t index, std::uint64_t term,
                         const replication::log_entry& entry) {
-    if (_listener != nullptr) _listener->committed(log::committed_entry{index, term, entry.bytes});
+    if (_listener != nullptr) _listener->committed(log::committed_entry{index, term, entry.bytes.view()});
 }
 
 void sim_log::applied_through(std::uint64_t index) {

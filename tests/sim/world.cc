@@ -351,7 +351,7 @@ void world::check_streams(sim_node& n, std::uint32_t group) {
                         fmt::format("n{} g{}: stream {} is missing", n.id(), group, c->stream()));
             return;
         }
-        std::vector<storage::byte_slice> slices;
+        std::vector<byte_slice> slices;
         const std::uint64_t first = s->first_offset();
         s->bytes.read(first, s->tail() - first, slices);
         std::string bytes;

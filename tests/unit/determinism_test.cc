@@ -508,12 +508,12 @@ TEST(Determinism, LiveAndCheckpointPlusReplayHoldTheSameState) {
         }
 
         const unix_ms applied_before = live.applied_now();
-        const apply_result a = live.apply(cmd, i);
+        const apply_result a = live.apply(command(cmd), i);
         ASSERT_EQ(live.applied_now(), std::max(applied_before, cmd.now_ms))
             << "applied time goes back at command " << i;
-        const auto decoded = decode_command(encode_command(cmd));
+        auto decoded = decode_command(encode_command(cmd));
         ASSERT_TRUE(decoded.ok()) << decoded.err().message;
-        const apply_result b = replica.apply(*decoded, i);
+        const apply_result b = replica.apply(std::move(*decoded), i);
         ASSERT_EQ(render(a), render(b))
             << "command " << i << " (" << type_name(cmd.body) << " at " << cmd.now_ms
             << ") answered differently after " << checkpoints << " checkpoint restores";

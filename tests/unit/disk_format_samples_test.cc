@@ -377,8 +377,9 @@ TEST(disk_format_samples, raft_records_decode_and_encode_to_the_samples) {
     EXPECT_BYTES(entry->bytes, close_sample);
     std::string written;
     log::append_wal_record(written, 3, 42,
-                           replication::encode_entry_record(
-                               {7, replication::entry_kind::command, close_sample}));
+                           replication::encode_entry_record({7, replication::entry_kind::command,
+                                                             byte_slice::owning(close_sample)})
+                               .joined());
     EXPECT_BYTES(written, raft_entry_record_sample);
 
     ASSERT_EQ(log::decode_wal_record(hard_state_record_sample, record, consumed),
@@ -596,7 +597,7 @@ TEST(disk_format_samples, a_checkpoint_restores_into_the_sample_values) {
     EXPECT_FALSE(p.closed_by_history);
     EXPECT_TRUE(s->chunks.empty());
     EXPECT_EQ(s->tail(), 7u);
-    std::vector<storage::byte_slice> hot;
+    std::vector<byte_slice> hot;
     EXPECT_EQ(s->bytes.read(0, 7, hot), 7u);
     std::string tail;
     for (const auto& slice : hot) tail.append(slice.view());

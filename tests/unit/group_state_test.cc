@@ -88,7 +88,7 @@ struct group {
     std::string bytes(std::string_view k = key) const {
         const stream* s = g.find(k);
         if (s == nullptr) return "<missing>";
-        std::vector<storage::byte_slice> slices;
+        std::vector<byte_slice> slices;
         s->bytes.read(s->bytes.begin_offset(), std::numeric_limits<std::uint64_t>::max(), slices);
         std::string out;
         for (const auto& sl : slices) out.append(sl.view());
@@ -1107,8 +1107,8 @@ TEST(GroupStateDeterminism, SameCommandsGiveSameAnswersAndSameBytes) {
         std::size_t created = 0;
         std::size_t refused = 0;
         for (std::size_t i = 0; i < history.size(); ++i) {
-            const auto ra = a.apply(history[i], i + 1);
-            const auto rb = b.apply(history[i], i + 1);
+            const auto ra = a.apply(command(history[i]), i + 1);
+            const auto rb = b.apply(command(history[i]), i + 1);
             std::string why;
             ASSERT_TRUE(same_result(ra, rb, why)) << "command " << i << " differs in " << why;
             created += ra.kind == write_kind::created;
@@ -1126,7 +1126,7 @@ TEST(GroupStateDeterminism, SameCommandsGiveSameAnswersAndSameBytes) {
             EXPECT_EQ(sa.closed, sb->closed);
             EXPECT_EQ(sa.last_stream_seq, sb->last_stream_seq);
             EXPECT_EQ(sa.tail(), sb->tail());
-            std::vector<storage::byte_slice> xa, xb;
+            std::vector<byte_slice> xa, xb;
             EXPECT_EQ(sa.bytes.begin_offset(), sb->bytes.begin_offset());
             sa.bytes.read(sa.bytes.begin_offset(), sa.tail(), xa);
             sb->bytes.read(sb->bytes.begin_offset(), sb->tail(), xb);
@@ -1151,10 +1151,10 @@ TEST(GroupStateDeterminism, ReplayThroughTheCodecGivesTheSameAnswers) {
     group_state a;
     group_state b;
     for (std::size_t i = 0; i < history.size(); ++i) {
-        const auto decoded = decode_command(encode_command(history[i]));
+        auto decoded = decode_command(encode_command(history[i]));
         ASSERT_TRUE(decoded.ok());
-        const auto ra = a.apply(history[i], i + 1);
-        const auto rb = b.apply(*decoded, i + 1);
+        const auto ra = a.apply(command(history[i]), i + 1);
+        const auto rb = b.apply(std::move(*decoded), i + 1);
         std::string why;
         ASSERT_TRUE(same_result(ra, rb, why)) << "command " << i << " differs in " << why;
     }

@@ -1,4 +1,5 @@
 #include "storage/hot_bytes.h"
+#include "base/huge_pages.h"
 
 #include <gtest/gtest.h>
 
@@ -173,6 +174,26 @@ TEST(HotBytes, ReadAppendsToTheOutputVector) {
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(out[0].view(), "he");
     EXPECT_EQ(out[1].view(), "llo");
+}
+
+// A large append's string becomes a block as it is: reads see its bytes,
+// later appends go after it, and a slice keeps it alive.
+TEST(HotBytes, ALargeStringIsKeptWithoutACopy) {
+    hot_bytes h(10);
+    h.append(std::string_view("ab"));
+    std::string large(huge_page_buffer_bytes + 5, 'L');
+    const char* where = large.data();
+    h.append_owned(std::move(large));
+    h.append_owned(std::string("cd"));
+    ASSERT_EQ(h.end_offset(), 10 + 2 + huge_page_buffer_bytes + 5 + 2);
+    std::vector<byte_slice> slices;
+    h.read(12, huge_page_buffer_bytes + 5, slices);
+    ASSERT_EQ(slices.size(), 1u);
+    EXPECT_EQ(slices[0].data, where);
+    EXPECT_EQ(h.byte_at(11), 'b');
+    EXPECT_EQ(h.byte_at(12 + huge_page_buffer_bytes + 5), 'c');
+    h = hot_bytes();
+    EXPECT_EQ(slices[0].view(), std::string(huge_page_buffer_bytes + 5, 'L'));
 }
 
 TEST(HotBytes, NonZeroBaseOffset) {

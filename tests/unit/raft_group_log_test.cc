@@ -394,7 +394,7 @@ TEST_F(ThreeVotersSharingAStore, ALaggingFollowerInstallsTheLeadersSnapshotFromT
     const std::string body(300 * 1024, 'x');
     auto owned = std::make_shared<std::string>(body);
     state::checkpoint_image image;
-    image.pieces.push_back(storage::byte_slice{owned, owned->data(), owned->size()});
+    image.pieces.push_back(byte_slice{owned, owned->data(), owned->size()});
     const std::string sealed = state::sealed_checkpoint_bytes(image);
     std::optional<bool> saved;
     asio::post(l.strand, [&] {

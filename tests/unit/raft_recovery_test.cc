@@ -32,13 +32,15 @@ protected:
     }
     static std::string entry(std::uint64_t term, const std::string& bytes,
                              entry_kind kind = entry_kind::command) {
-        return encode_entry_record(log_entry{term, kind, bytes});
+        return encode_entry_record(log_entry{term, kind, byte_slice::owning(bytes)}).joined();
     }
     std::vector<applied_command> applied;
 };
 
 TEST(RaftRecords, EveryRecordDecodesToWhatWasEncoded) {
-    const auto e = decode_raft_record(encode_entry_record({7, entry_kind::command, "bytes"}));
+    const std::string record =
+        encode_entry_record({7, entry_kind::command, byte_slice::owning("bytes")}).joined();
+    const auto e = decode_raft_record(record);
     ASSERT_TRUE(e);
     EXPECT_EQ(e->kind, raft_record_kind::command);
     EXPECT_EQ(e->term, 7u);
@@ -135,7 +137,7 @@ TEST_F(RaftRecovery, AVoterAmongSeveralKeepsItsEntriesAndALaterOneReplacesTheSuf
     EXPECT_FALSE(s.snapshot);
     EXPECT_EQ(s.first_index, 1u);
     ASSERT_EQ(s.entries.size(), 3u);
-    EXPECT_EQ(s.entries[2].bytes, "b (term 2)");
+    EXPECT_EQ(s.entries[2].bytes.view(), "b (term 2)");
     EXPECT_EQ(s.entries[2].term, 2u);
 }
 
@@ -155,7 +157,7 @@ TEST_F(RaftRecovery, AnInstalledSnapshotVoidsTheLogBeforeIt) {
     EXPECT_EQ(s.snapshot->index, 10u);
     EXPECT_EQ(s.first_index, 11u);
     ASSERT_EQ(s.entries.size(), 1u);
-    EXPECT_EQ(s.entries[0].bytes, "new");
+    EXPECT_EQ(s.entries[0].bytes.view(), "new");
 }
 
 TEST_F(RaftRecovery, AnInstallWithoutItsCheckpointStopsTheStart) {

@@ -50,7 +50,7 @@ public:
 class applier final : public raft_events {
 public:
     void committed(std::uint64_t index, std::uint64_t term, const log_entry& entry) override {
-        applied.push_back({index, term, entry.bytes});
+        applied.push_back({index, term, std::string(entry.bytes.view())});
     }
     void applied_through(std::uint64_t index) override { through = index; }
     void leadership_changed(const log::leadership& now) override { leadership.push_back(now); }
@@ -107,7 +107,7 @@ TEST_F(SoleVoter, AProposalCommitsOnlyOnceItsEntryIsDurable) {
     EXPECT_EQ(index, 2u);
     EXPECT_TRUE(events.applied.empty()) << "applied before its entry was durable";
     ASSERT_EQ(disk.records.back().index, 2u);
-    EXPECT_EQ(disk.records.back().entry.bytes, "one");
+    EXPECT_EQ(disk.records.back().entry.bytes.view(), "one");
     durable();
     ASSERT_EQ(events.applied.size(), 1u);
     EXPECT_EQ(events.applied[0].index, 2u);
@@ -215,7 +215,8 @@ TEST_F(SoleVoterRestart, StartsFromWhatWasAppliedAndContinuesTheLog) {
 }
 
 TEST_F(SoleVoterRestart, CommitsAndAppliesTheDurableEntriesItStartsWith) {
-    start(1, 5, {log_entry{1, entry_kind::command, "six"}, log_entry{1, entry_kind::command, "seven"}});
+    start(1, 5, {log_entry{1, entry_kind::command, byte_slice::owning("six")},
+                 log_entry{1, entry_kind::command, byte_slice::owning("seven")}});
     ASSERT_EQ(events.applied.size(), 2u);
     EXPECT_EQ(events.applied[0].bytes, "six");
     EXPECT_EQ(events.applied[1].index, 7u);

@@ -20,13 +20,13 @@ namespace dstream::edge {
 namespace {
 
 namespace asio = boost::asio;
-using batch = std::vector<storage::byte_slice>;
+using batch = std::vector<byte_slice>;
 
-std::vector<storage::byte_slice> slices_of(const std::vector<std::string>& pieces) {
-    std::vector<storage::byte_slice> slices;
+std::vector<byte_slice> slices_of(const std::vector<std::string>& pieces) {
+    std::vector<byte_slice> slices;
     for (const auto& piece : pieces) {
         auto owner = std::make_shared<const std::string>(piece);
-        slices.push_back(storage::byte_slice{owner, owner->data(), owner->size()});
+        slices.push_back(byte_slice{owner, owner->data(), owner->size()});
     }
     return slices;
 }

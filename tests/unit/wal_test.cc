@@ -221,6 +221,33 @@ TEST(NodeWal, RecoversEveryDurableRecordInOrder) {
     }
 }
 
+// A payload submitted as bytes of its own and bytes it shares (a Raft
+// entry's, written from the log's memory) is one payload on disk, its
+// checksum over both; the shared bytes are not copied, and stay the
+// submitter's to keep alive only through the shared owner.
+TEST(NodeWal, APayloadInTwoPartsIsOneRecordOnDisk) {
+    temp_dir dir;
+    std::string expected;
+    {
+        node_wal wal({dir.path});
+        recover_all(wal);
+        wal.start();
+        recording_sink sink;
+        auto shared = byte_slice::owning(std::string(200000, 'e'));
+        expected = "head:" + std::string(shared.view());
+        wal.submit(1, 1, wal_payload("head:", shared), &sink, 1);
+        wal.submit(1, 2, wal_payload("only its own", byte_slice{}), &sink, 2);
+        shared = {};  // the queue holds what it needs
+        ASSERT_TRUE(sink.wait_for(2));
+        wal.stop();
+    }
+    node_wal wal({dir.path});
+    const auto seen = recover_all(wal);
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0].payload, expected);
+    EXPECT_EQ(seen[1].payload, "only its own");
+}
+
 TEST(NodeWal, CutsATornTailAndKeepsEverythingBeforeIt) {
     temp_dir dir;
     write_records(dir.path, 1, 10);

@@ -40,12 +40,16 @@ std::optional<hello> decode_hello_body(std::string_view bytes) {
     return h;
 }
 
-void append_frame(std::string& out, std::uint32_t group, std::string_view payload) {
+void append_frame_header(std::string& out, std::uint32_t group, std::uint32_t length) {
     const auto put_u32 = [&out](std::uint32_t v) {
         for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
     };
     put_u32(group);
-    put_u32(static_cast<std::uint32_t>(payload.size()));
+    put_u32(length);
+}
+
+void append_frame(std::string& out, std::uint32_t group, std::string_view payload) {
+    append_frame_header(out, group, static_cast<std::uint32_t>(payload.size()));
     out += payload;
 }
 

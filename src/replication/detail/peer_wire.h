@@ -58,6 +58,8 @@ struct frame_header {
 };
 
 void append_frame(std::string& out, std::uint32_t group, std::string_view payload);
+// A frame's header alone, its `length` bytes sent after it from elsewhere.
+void append_frame_header(std::string& out, std::uint32_t group, std::uint32_t length);
 // `bytes` holds frame_header_bytes.
 frame_header decode_frame_header(std::string_view bytes);
 

@@ -227,6 +227,32 @@ static int conf_from_servers(const struct raft_core_server* servers, size_t n,
 
 /* ------------------------------------------------------------ the codec */
 
+/* The entries an encoder leaves out of an AppendEntries: those of at least
+ * `min_len` bytes (raft_core_set_reference_bytes), one hole each. */
+struct holes {
+    struct raft_core_hole* p;
+    size_t n;
+    size_t cap;
+    size_t min_len;
+};
+
+static int holes_push(struct holes* h, size_t at, uint64_t index, size_t len) {
+    if (h->n == h->cap) {
+        size_t cap = h->cap == 0 ? 4 : h->cap * 2;
+        struct raft_core_hole* p = realloc(h->p, cap * sizeof *p);
+        if (p == NULL) {
+            return RAFT_CORE_NOMEM;
+        }
+        h->p = p;
+        h->cap = cap;
+    }
+    h->p[h->n].at = at;
+    h->p[h->n].index = index;
+    h->p[h->n].len = len;
+    h->n++;
+    return RAFT_CORE_OK;
+}
+
 /* Where the encoder finds the i'th entry (at `index`) of an AppendEntries. */
 typedef int (*entry_getter)(void* ctx, raft_index index, unsigned i, struct raft_core_entry* out);
 
@@ -235,10 +261,12 @@ static bool valid_entry_type(unsigned type) {
 }
 
 /* Encodes `m`; the entries of an AppendEntries come from `get`, the
- * configuration and data of an InstallSnapshot from `conf` and `data`. */
+ * configuration and data of an InstallSnapshot from `conf` and `data`. With
+ * `holes`, the bytes of entries of at least holes->min_len are left out and
+ * their places recorded instead. */
 static int encode_message(struct wbuf* w, const struct raft_message* m, uint64_t from, uint64_t to,
                           entry_getter get, void* get_ctx, const struct raft_configuration* conf,
-                          const void* data, size_t data_len) {
+                          const void* data, size_t data_len, struct holes* holes) {
     unsigned i;
     w_u8(w, FORMAT_VERSION);
     w_u8(w, (unsigned)m->type);
@@ -283,7 +311,14 @@ static int encode_message(struct wbuf* w, const struct raft_message* m, uint64_t
                 w_varint(w, e.term);
                 w_u8(w, (unsigned)e.type);
                 w_varint(w, e.len);
-                w_bytes(w, e.data, e.len);
+                if (holes != NULL && e.len > 0 && e.len >= holes->min_len) {
+                    if (w->failed ||
+                        holes_push(holes, w->len, a->prev_log_index + 1 + i, e.len) != 0) {
+                        return RAFT_CORE_NOMEM;
+                    }
+                } else {
+                    w_bytes(w, e.data, e.len);
+                }
             }
             break;
         }
@@ -364,7 +399,10 @@ static int decode_header(struct rbuf* r, int* type, uint64_t* from, uint64_t* to
 
 static bool fits_u16(uint64_t v) { return v <= 0xffff; }
 
-static int decode_append_entries(struct rbuf* r, struct raft_append_entries* a) {
+/* With `in_place` (the message's own memory, raft_malloc'd), the entries
+ * point into the message and it is their batch; otherwise they are copied
+ * into a batch of their own. */
+static int decode_append_entries(struct rbuf* r, struct raft_append_entries* a, void* in_place) {
     struct rbuf scan;
     uint64_t n;
     uint64_t i;
@@ -405,10 +443,12 @@ static int decode_append_entries(struct rbuf* r, struct raft_append_entries* a) 
         total += len;
     }
     a->entries = raft_malloc((size_t)n * sizeof *a->entries);
-    batch = raft_malloc(total > 0 ? (size_t)total : 1);
+    batch = in_place != NULL ? in_place : raft_malloc(total > 0 ? (size_t)total : 1);
     if (a->entries == NULL || batch == NULL) {
         raft_free(a->entries);
-        raft_free(batch);
+        if (in_place == NULL) {
+            raft_free(batch);
+        }
         a->entries = NULL;
         return RAFT_CORE_NOMEM;
     }
@@ -416,10 +456,18 @@ static int decode_append_entries(struct rbuf* r, struct raft_append_entries* a) 
     for (i = 0; i < n; i++) {
         struct raft_entry* e = &a->entries[i];
         uint64_t len;
+        const uint8_t* data;
         e->term = r_varint(r);
         e->type = (enum raft_entry_type)r_u8(r);
         len = r_varint(r);
-        memcpy(cursor, r_bytes(r, len), (size_t)len);
+        data = r_bytes(r, len);
+        if (in_place != NULL) {
+            e->buf.base = (void*)data;
+            e->buf.len = (size_t)len;
+            e->batch = batch;
+            continue;
+        }
+        memcpy(cursor, data, (size_t)len);
         e->buf.base = cursor;
         e->buf.len = (size_t)len;
         e->batch = batch; /* every entry of a message in one batch */
@@ -499,9 +547,10 @@ malformed:
 }
 
 /* Decodes `bytes` into `m`, whose memory then follows libraft 0.22.1's rules
- * for a received message; `m->server_address` is left NULL. */
+ * for a received message; `m->server_address` is left NULL. `in_place`: see
+ * decode_append_entries; on a failure the message holds nothing of it. */
 static int decode_message(const void* bytes, size_t len, struct raft_message* m, uint64_t* from,
-                          uint64_t* to) {
+                          uint64_t* to, void* in_place) {
     struct rbuf r = {bytes, len, 0, false};
     int type;
     int rv;
@@ -555,7 +604,7 @@ static int decode_message(const void* bytes, size_t len, struct raft_message* m,
         }
         case RAFT_APPEND_ENTRIES:
             m->append_entries.version = (unsigned char)version;
-            rv = decode_append_entries(&r, &m->append_entries);
+            rv = decode_append_entries(&r, &m->append_entries, in_place);
             if (rv != 0) {
                 return rv;
             }
@@ -599,6 +648,11 @@ static int decode_message(const void* bytes, size_t len, struct raft_message* m,
             return RAFT_CORE_MALFORMED;
     }
     if (r.failed || r.pos != r.len) {
+        if (in_place != NULL && type == RAFT_APPEND_ENTRIES && m->append_entries.n_entries > 0) {
+            raft_free(m->append_entries.entries); /* the batch stays the caller's */
+            m->append_entries.entries = NULL;
+            m->append_entries.n_entries = 0;
+        }
         message_release(m);
         return RAFT_CORE_MALFORMED;
     }
@@ -628,13 +682,13 @@ int raft_core_message_reencode(const void* bytes, size_t len, void** out, size_t
     struct wbuf w = {NULL, 0, 0, false};
     uint64_t from;
     uint64_t to;
-    int rv = decode_message(bytes, len, &m, &from, &to);
+    int rv = decode_message(bytes, len, &m, &from, &to, NULL);
     if (rv != 0) {
         return rv;
     }
     rv =
         encode_message(&w, &m, from, to, message_entry, &m.append_entries, &m.install_snapshot.conf,
-                       m.install_snapshot.data.base, m.install_snapshot.data.len);
+                       m.install_snapshot.data.base, m.install_snapshot.data.len, NULL);
     message_release(&m);
     if (rv != 0) {
         free(w.p);
@@ -658,7 +712,7 @@ int raft_core_snapshot_message(const void* bytes, size_t len, uint64_t* index, u
     if (type != RAFT_INSTALL_SNAPSHOT) {
         return RAFT_CORE_NOTFOUND;
     }
-    rv = decode_message(bytes, len, &m, &from, &to);
+    rv = decode_message(bytes, len, &m, &from, &to, NULL);
     if (rv != 0) {
         return rv;
     }
@@ -675,7 +729,7 @@ int raft_core_snapshot_message_with(const void* bytes, size_t len, const void* d
     struct wbuf w = {NULL, 0, 0, false};
     uint64_t from;
     uint64_t to;
-    int rv = decode_message(bytes, len, &m, &from, &to);
+    int rv = decode_message(bytes, len, &m, &from, &to, NULL);
     if (rv != 0) {
         return rv;
     }
@@ -684,7 +738,7 @@ int raft_core_snapshot_message_with(const void* bytes, size_t len, const void* d
         return RAFT_CORE_NOTFOUND;
     }
     rv = encode_message(&w, &m, from, to, message_entry, &m.append_entries,
-                        &m.install_snapshot.conf, data, data_len);
+                        &m.install_snapshot.conf, data, data_len, NULL);
     message_release(&m);
     if (rv != 0) {
         free(w.p);
@@ -700,7 +754,7 @@ int raft_core_message_describe(const void* bytes, size_t len, char* buf, size_t 
     uint64_t from;
     uint64_t to;
     int n = -1;
-    if (decode_message(bytes, len, &m, &from, &to) != 0) {
+    if (decode_message(bytes, len, &m, &from, &to, NULL) != 0) {
         return -1;
     }
     switch (m.type) {
@@ -790,9 +844,12 @@ struct raft_core {
     struct raft_core_update update;
     struct raft_core_entry* entries;
     size_t entries_cap;
-    uint8_t* entry_data;
+    uint8_t* entry_data; /* the entries' bytes when copied */
+    void* entry_batch;   /* libraft's batch the entries point into, until taken */
+    const void* lent;    /* the caller's bytes a submit lends libraft as its batch */
     struct raft_core_message* messages;
     size_t messages_cap;
+    size_t reference_bytes; /* AppendEntries leave out entries this long (0: none) */
 
     struct span* spans;
     size_t n_spans;
@@ -875,9 +932,12 @@ static void begin_call(raft_core* c, const struct raft_core_update** out) {
     size_t i;
     for (i = 0; i < c->update.n_messages; i++) {
         free((void*)c->messages[i].data);
+        free((void*)c->messages[i].holes);
     }
     free(c->entry_data);
     c->entry_data = NULL;
+    raft_free(c->entry_batch);
+    c->entry_batch = NULL;
     memset(&c->update, 0, sizeof c->update);
     c->errmsg[0] = '\0';
     if (c->raft_initialized) {
@@ -910,6 +970,7 @@ static int update_set_entries(raft_core* c, raft_index index, const struct raft_
     size_t total = 0;
     size_t i;
     uint8_t* cursor;
+    bool one_batch = src != NULL && n > 0;
     if (n > c->entries_cap) {
         struct raft_core_entry* p = realloc(c->entries, n * sizeof *p);
         if (p == NULL) {
@@ -917,6 +978,27 @@ static int update_set_entries(raft_core* c, raft_index index, const struct raft_
         }
         c->entries = p;
         c->entries_cap = n;
+    }
+    c->update.flags |= RAFT_CORE_UPDATE_ENTRIES;
+    c->update.entries_index = index;
+    c->update.entries = c->entries;
+    c->update.n_entries = n;
+    for (i = 1; one_batch && i < n; i++) {
+        one_batch = src[i].batch == src[0].batch;
+    }
+    if (one_batch) {
+        /* libraft's entries in one batch, which is ours after the step: the
+         * update points into it and the core keeps it (or the caller takes
+         * it), so no entry is copied, however long. */
+        for (i = 0; i < n; i++) {
+            c->entries[i].term = src[i].term;
+            c->entries[i].type = (int)src[i].type;
+            c->entries[i].data = src[i].buf.base;
+            c->entries[i].len = src[i].buf.len;
+        }
+        raft_free(c->entry_batch);
+        c->entry_batch = src[0].batch == c->lent ? NULL : src[0].batch;
+        return RAFT_CORE_OK;
     }
     for (i = 0; i < n; i++) {
         total += src != NULL ? src[i].buf.len : core_src[i].len;
@@ -939,10 +1021,6 @@ static int update_set_entries(raft_core* c, raft_index index, const struct raft_
         e->data = cursor;
         cursor += e->len;
     }
-    c->update.flags |= RAFT_CORE_UPDATE_ENTRIES;
-    c->update.entries_index = index;
-    c->update.entries = c->entries;
-    c->update.n_entries = n;
     return RAFT_CORE_OK;
 }
 
@@ -962,6 +1040,7 @@ static int outgoing_entry(void* ctx, raft_index index, unsigned i, struct raft_c
 
 static int push_message(raft_core* c, const struct raft_message* m) {
     struct wbuf w = {NULL, 0, 0, false};
+    struct holes holes = {NULL, 0, 0, 0};
     const void* data = NULL;
     size_t data_len = 0;
     struct raft_message told_term;
@@ -998,10 +1077,13 @@ static int push_message(raft_core* c, const struct raft_message* m) {
             return RAFT_CORE_NOTFOUND; /* dropped: libraft retries after its timeout */
         }
     }
+    holes.min_len = c->reference_bytes;
     rv = encode_message(&w, m, c->id, m->server_id, outgoing_entry, c, &c->snap_conf, data,
-                        data_len);
+                        data_len,
+                        m->type == RAFT_APPEND_ENTRIES && c->reference_bytes > 0 ? &holes : NULL);
     if (rv != 0) {
         free(w.p);
+        free(holes.p);
         return rv;
     }
     if (c->update.n_messages == c->messages_cap) {
@@ -1009,6 +1091,7 @@ static int push_message(raft_core* c, const struct raft_message* m) {
         struct raft_core_message* p = realloc(c->messages, cap * sizeof *p);
         if (p == NULL) {
             free(w.p);
+            free(holes.p);
             return RAFT_CORE_NOMEM;
         }
         c->messages = p;
@@ -1017,6 +1100,8 @@ static int push_message(raft_core* c, const struct raft_message* m) {
     c->messages[c->update.n_messages].to = m->server_id;
     c->messages[c->update.n_messages].data = w.p;
     c->messages[c->update.n_messages].len = w.len;
+    c->messages[c->update.n_messages].holes = holes.p;
+    c->messages[c->update.n_messages].n_holes = holes.n;
     c->update.n_messages++;
     c->update.messages = c->messages;
     c->update.flags |= RAFT_CORE_UPDATE_MESSAGES;
@@ -1039,7 +1124,8 @@ static int servers_of(const struct raft_configuration* conf, struct raft_core_se
 }
 
 /* Turns libraft's update into ours. Takes over what 0.22.1 leaves to the
- * caller: the entries batch (freed here, after the copy) and the snapshot
+ * caller: the entries batch (kept until the next call or taken by the
+ * caller, or freed here when its entries were copied) and the snapshot
  * being installed (kept until raft_core_persisted_snapshot). */
 static int collect(raft_core* c, struct raft_update* u, int prev_state, uint64_t prev_leader) {
     int rv = RAFT_CORE_OK;
@@ -1085,8 +1171,9 @@ static int collect(raft_core* c, struct raft_update* u, int prev_state, uint64_t
             /* Other failures drop the message, as a lossy network would. */
         }
     }
-    if (u->flags & RAFT_UPDATE_ENTRIES) {
-        raft_free(u->entries.batch[0].batch);
+    if ((u->flags & RAFT_UPDATE_ENTRIES) && u->entries.batch[0].batch != c->entry_batch &&
+        u->entries.batch[0].batch != c->lent) {
+        raft_free(u->entries.batch[0].batch); /* copied */
     }
     fill_always(c);
     if ((u->flags & RAFT_UPDATE_STATE) || c->update.state != prev_state ||
@@ -1463,8 +1550,27 @@ static void anchor_at_snapshot(raft_core* c, struct raft_append_entries* a) {
     a->n_entries -= (unsigned)skip;
 }
 
+/* `in_place`: the message's memory (`bytes`), the core's to free. */
+static int receive(raft_core* c, uint64_t now, const void* bytes, size_t len, void* in_place,
+                   const struct raft_core_update** update);
+
 int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
                       const struct raft_core_update** update) {
+    return receive(c, now, bytes, len, NULL, update);
+}
+
+void* raft_core_alloc_message(size_t len) { return raft_malloc(len > 0 ? len : 1); }
+
+int raft_core_receive_owned(raft_core* c, uint64_t now, void* bytes, size_t len,
+                            const struct raft_core_update** update) {
+    return receive(c, now, bytes, len, bytes, update);
+}
+
+static int receive(raft_core* c, uint64_t now, const void* bytes, size_t len, void* in_place,
+                   const struct raft_core_update** update) {
+    /* Whether `in_place` became the entries' batch, which the paths that
+     * free or keep the batch then take care of; otherwise it is freed here. */
+    bool batch_is_message = false;
     struct raft_message m;
     struct raft_event e;
     struct raft_update u;
@@ -1477,11 +1583,18 @@ int raft_core_receive(raft_core* c, uint64_t now, const void* bytes, size_t len,
     int rv;
     begin_call(c, update);
     if (!c->started) {
+        raft_free(in_place);
         return fail(c, RAFT_CORE_INVALID, "not started");
     }
-    rv = decode_message(bytes, len, &m, &from, &to);
+    rv = decode_message(bytes, len, &m, &from, &to, in_place);
     if (rv != 0) {
+        raft_free(in_place);
         return fail(c, rv, "message does not decode");
+    }
+    batch_is_message =
+        in_place != NULL && m.type == RAFT_APPEND_ENTRIES && m.append_entries.n_entries > 0;
+    if (!batch_is_message) {
+        raft_free(in_place); /* nothing of the message points into it */
     }
     if (to != c->id || from == c->id) {
         message_release(&m);
@@ -1619,16 +1732,20 @@ static int submit(raft_core* c, uint64_t now, int type, const void* data, size_t
     if (!c->started) {
         return fail(c, RAFT_CORE_INVALID, "not started");
     }
+    /* The caller's bytes are the batch (0.22.1 keeps no entry's bytes after
+     * the step and hands the batch back in the update, or leaves it alone
+     * on an error), so an entry is not copied here, however long. libraft
+     * asserts a batch: an empty entry gets one of its own. */
     entry = raft_malloc(sizeof *entry);
-    batch = raft_malloc(len > 0 ? len : 1); /* libraft asserts a batch */
+    batch = len > 0 ? (void*)data : raft_malloc(1);
     if (entry == NULL || batch == NULL) {
         raft_free(entry);
-        raft_free(batch);
+        if (len == 0) {
+            raft_free(batch);
+        }
         return fail(c, RAFT_CORE_NOMEM, "no memory");
     }
-    if (len > 0) {
-        memcpy(batch, data, len);
-    }
+    c->lent = len > 0 ? data : NULL;
     next = raft_last_index(&c->raft) + 1;
     entry->term = raft_current_term(&c->raft); /* the caller sets the term */
     entry->type = (enum raft_entry_type)type;
@@ -1639,7 +1756,8 @@ static int submit(raft_core* c, uint64_t now, int type, const void* data, size_t
     e.submit.entries = entry;
     e.submit.n = 1;
     rv = step(c, &e, &u);
-    if (!(u.flags & RAFT_UPDATE_ENTRIES)) {
+    c->lent = NULL;
+    if (!(u.flags & RAFT_UPDATE_ENTRIES) && len == 0) {
         raft_free(batch); /* not taken (an error): still ours */
     }
     raft_free(entry);
@@ -1657,6 +1775,16 @@ int raft_core_submit(raft_core* c, uint64_t now, const void* data, size_t len, u
     }
     return submit(c, now, RAFT_COMMAND, data, len, index, update);
 }
+
+void* raft_core_take_entries(raft_core* c) {
+    void* batch = c->entry_batch;
+    c->entry_batch = NULL;
+    return batch;
+}
+
+void raft_core_free_entries(void* batch) { raft_free(batch); }
+
+void raft_core_set_reference_bytes(raft_core* c, size_t min_len) { c->reference_bytes = min_len; }
 
 int raft_core_submit_barrier(raft_core* c, uint64_t now, uint64_t* index,
                              const struct raft_core_update** update) {

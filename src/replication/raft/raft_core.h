@@ -21,7 +21,10 @@
  * - Everything an update points at (entries, messages, servers) belongs to
  *   the core and stays valid until the next call on the same core, except the
  *   snapshot data of a SNAPSHOT update, which stays valid until
- *   raft_core_persisted_snapshot (or raft_core_destroy). Copy what you keep.
+ *   raft_core_persisted_snapshot (or raft_core_destroy), and the entries'
+ *   bytes, which the caller may take (raft_core_take_entries). Copy what you
+ *   keep. The core copies no entry's bytes of its own accord: a submit's
+ *   stay the caller's, a received message's are decoded once.
  * - Time is milliseconds on a monotonic clock of the caller's choosing;
  *   every event carries `now`.
  * - No thread safety: one core is used by one thread (or strand) at a time.
@@ -98,10 +101,22 @@ struct raft_core_snapshot {
     size_t len;
 };
 
+/* An entry's bytes left out of a message (raft_core_set_reference_bytes):
+ * they belong at byte `at` of the message's data. */
+struct raft_core_hole {
+    size_t at;
+    uint64_t index; /* the entry's */
+    size_t len;
+};
+
 struct raft_core_message {
     uint64_t to;
     const void* data;
     size_t len;
+    /* In order of `at`; the message is `data` with each entry's bytes put in
+     * at its hole. */
+    const struct raft_core_hole* holes;
+    size_t n_holes;
 };
 
 /* raft_core_update.flags */
@@ -157,6 +172,11 @@ void raft_core_destroy(raft_core* core);
 int raft_core_set_timeouts(raft_core* core, unsigned election_ms, unsigned heartbeat_ms);
 void raft_core_set_seed(raft_core* core, unsigned seed); /* the election jitter */
 void raft_core_set_pre_vote(raft_core* core, int enabled);
+/* Entries of at least `min_len` bytes (0: none, the default) are left out of
+ * the AppendEntries messages, whose holes say where each belongs: the caller
+ * puts in its own bytes of the entry, so that one long entry is not copied
+ * once per follower. */
+void raft_core_set_reference_bytes(raft_core* core, size_t min_len);
 /* How long a leader waits for a follower's answer to an InstallSnapshot
  * before it probes and sends again (libraft's default: 30 s). */
 void raft_core_set_install_snapshot_timeout(raft_core* core, unsigned ms);
@@ -185,6 +205,14 @@ int raft_core_start(raft_core* core, uint64_t now, const struct raft_core_persis
  * whatever changed before the error). */
 int raft_core_receive(raft_core* core, uint64_t now, const void* bytes, size_t len,
                       const struct raft_core_update** update);
+/* Memory for a message to receive with raft_core_receive_owned. */
+void* raft_core_alloc_message(size_t len);
+/* As raft_core_receive, but the core takes `bytes` (raft_core_alloc_message):
+ * the entries of an AppendEntries are not copied out of it but stay there,
+ * and it goes with them (raft_core_take_entries); the core frees it when
+ * nothing needs it. */
+int raft_core_receive_owned(raft_core* core, uint64_t now, void* bytes, size_t len,
+                            const struct raft_core_update** update);
 /* The entries handed out up to `index` are durable: `index` is the last
  * index of an ENTRIES update already written (reports in write order; a
  * report covers every earlier update too). Stale reports are ignored. */
@@ -195,9 +223,17 @@ int raft_core_persisted_entries(raft_core* core, uint64_t now, uint64_t index,
 int raft_core_persisted_snapshot(raft_core* core, uint64_t now,
                                  const struct raft_core_update** update);
 int raft_core_timeout(raft_core* core, uint64_t now, const struct raft_core_update** update);
-/* On the leader: a new entry; *index receives its index. */
+/* On the leader: a new entry; *index receives its index. The update's entry
+ * points into `data`, which must stay valid and unchanged until the caller
+ * is done with the update. */
 int raft_core_submit(raft_core* core, uint64_t now, const void* data, size_t len, uint64_t* index,
                      const struct raft_core_update** update);
+/* The memory of the current ENTRIES update's bytes, for the caller to keep
+ * beyond the next call and free with raft_core_free_entries; NULL when the
+ * core has none to give (a submit's bytes are the caller's, and entries the
+ * core copied stay the core's until the next call). */
+void* raft_core_take_entries(raft_core* core);
+void raft_core_free_entries(void* entries);
 int raft_core_submit_barrier(raft_core* core, uint64_t now, uint64_t* index,
                              const struct raft_core_update** update);
 /* The application took a snapshot of its state through `index` (<= the
