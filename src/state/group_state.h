@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/byte_slice.h"
 #include "base/string_map.h"
 #include "state/apply_result.h"
 #include "state/command.h"
@@ -46,7 +47,7 @@ public:
     // and stays small whatever the backup's hot tails held.
     struct detached_tail {
         std::string object_key;
-        std::vector<storage::byte_slice> bytes;
+        std::vector<byte_slice> bytes;
     };
     using tail_namer = std::function<std::string(std::string_view key, const stream& s,
                                                  std::uint64_t start, std::uint64_t end)>;
