@@ -46,9 +46,10 @@ void append_wal_record(std::string& out, std::uint32_t group, std::uint64_t inde
 // Raft entry's, which the log and the messages to followers hold too),
 // written from where they are. On disk the two are one payload.
 struct wal_payload {
-    wal_payload(std::string own) : own(std::move(own)) {}  // NOLINT: bytes of its own are a payload
-    wal_payload(const char* own) : own(own) {}             // NOLINT: as a string
-    wal_payload(std::string own, byte_slice shared) : own(std::move(own)), shared(std::move(shared)) {}
+    wal_payload(std::string bytes) : own(std::move(bytes)) {}  // NOLINT: bytes of its own are a payload
+    wal_payload(const char* bytes) : own(bytes) {}             // NOLINT: as a string
+    wal_payload(std::string bytes, byte_slice entry_bytes)
+        : own(std::move(bytes)), shared(std::move(entry_bytes)) {}
     std::string own;
     byte_slice shared;
     std::size_t size() const { return own.size() + shared.size; }

@@ -27,12 +27,26 @@ void local_network::heal(std::uint64_t node) {
     _isolated.erase(node);
 }
 
+void local_network::drop_longer_than(std::size_t bytes) {
+    const std::lock_guard lock(_mutex);
+    _max_bytes = bytes;
+}
+
+std::uint64_t local_network::dropped_long() const {
+    const std::lock_guard lock(_mutex);
+    return _dropped_long;
+}
+
 void local_network::deliver(std::uint64_t from, std::uint64_t to, std::uint32_t group,
                             std::string bytes) {
     attached target;
     {
         const std::lock_guard lock(_mutex);
         if (_isolated.contains(from) || _isolated.contains(to)) return;
+        if (bytes.size() > _max_bytes) {
+            ++_dropped_long;
+            return;
+        }
         const auto it = _logs.find({to, group});
         if (it == _logs.end()) return;
         target = it->second;

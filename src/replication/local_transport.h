@@ -3,6 +3,7 @@
 // attaches its log, and a message for (to, group) is handed to that log on
 // its own strand. For tests of several voters in one process; a cluster's
 // nodes use a network transport.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -30,6 +31,10 @@ public:
     // Messages from or to `node` are dropped until heal().
     void isolate(std::uint64_t node);
     void heal(std::uint64_t node);
+    // Messages longer than `bytes` are dropped, as the peer network drops
+    // a frame past its bound; and how many were.
+    void drop_longer_than(std::size_t bytes);
+    std::uint64_t dropped_long() const;
 
 private:
     class endpoint final : public raft_transport {
@@ -51,10 +56,12 @@ private:
     };
     void deliver(std::uint64_t from, std::uint64_t to, std::uint32_t group, std::string bytes);
 
-    std::mutex _mutex;
+    mutable std::mutex _mutex;
     std::map<std::pair<std::uint64_t, std::uint32_t>, std::unique_ptr<endpoint>> _endpoints;
     std::map<std::pair<std::uint64_t, std::uint32_t>, attached> _logs;
     std::set<std::uint64_t> _isolated;
+    std::size_t _max_bytes = SIZE_MAX;
+    std::uint64_t _dropped_long = 0;
 };
 
 }  // namespace dstream::replication

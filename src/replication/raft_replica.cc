@@ -87,6 +87,7 @@ void raft_replica::create_core() {
     raft_core_set_pre_vote(_core, _options.pre_vote ? 1 : 0);
     raft_core_set_install_snapshot_timeout(_core, _options.install_snapshot_ms);
     raft_core_set_reference_bytes(_core, _options.reference_bytes);
+    raft_core_set_message_entry_bytes(_core, _options.message_entry_bytes);
 }
 
 const log_entry* raft_replica::entry_at(std::uint64_t index) const {

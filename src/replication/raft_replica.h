@@ -139,6 +139,12 @@ struct raft_options {
     // slow to fault in). Shorter ones are cheaper to copy than to share.
     // 0: every entry is copied.
     std::size_t reference_bytes = 16u << 10;
+    // An AppendEntries carries at most this many bytes of entries (or one
+    // entry however long): libraft batches up to 32 entries whatever their
+    // length, and the peer network refuses a frame past 64 MiB, which a
+    // follower behind by a few long appends would otherwise be sent forever.
+    // 0: no bound.
+    std::size_t message_entry_bytes = 16u << 20;
 };
 
 class raft_replica {

@@ -99,6 +99,7 @@ void sim_node::start() {
         raft.pre_vote = _w.options.pre_vote;
         raft.trailing = _w.options.trailing;
         raft.reference_bytes = _w.options.reference_bytes;
+        raft.message_entry_bytes = _w.options.message_entry_bytes;
         _w.trace("n{} g{}: recovered term {} vote {} snapshot {} (term {}) entries {}..{}", _id,
                  g, recovered.term, recovered.vote,
                  recovered.snapshot ? recovered.snapshot->index : 0,

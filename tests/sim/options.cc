@@ -71,6 +71,9 @@ sim_options sim_options::draw(std::uint64_t seed, sim_random& rng) {
     // entry: 1) or copied into each message (0); a generator of its own, too.
     sim_random pieces(seed ^ 0x706965636573ULL);
     o.reference_bytes = pieces.chance(0.5) ? 1 : 0;
+    // And whether libraft's batches go whole (0) or split into messages of
+    // a few entries (raft_options::message_entry_bytes).
+    o.message_entry_bytes = pieces.chance(0.5) ? static_cast<std::size_t>(pieces.between(1, 200)) : 0;
     return o;
 }
 
@@ -79,7 +82,7 @@ std::string sim_options::describe() const {
     out << "nodes=" << nodes << " groups=" << groups << " clients/group=" << clients_per_group
         << " election=" << election_ms << "ms heartbeat=" << heartbeat_ms
         << "ms pre_vote=" << pre_vote << " trailing=" << trailing << " checkpoint_every=" << checkpoint_every
-        << " reference_bytes=" << reference_bytes
+        << " reference_bytes=" << reference_bytes << " message_entry_bytes=" << message_entry_bytes
         << " latency=" << latency_min_ms << ".." << latency_max_ms << "ms spike=" << spike
         << "(" << spike_ms << "ms)";
     if (transport) {

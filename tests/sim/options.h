@@ -24,6 +24,7 @@ struct sim_options {
     bool pre_vote = true;
     unsigned trailing = 8;       // entries kept before a snapshot
     std::size_t reference_bytes = 0;  // raft_options::reference_bytes
+    std::size_t message_entry_bytes = 0;  // raft_options::message_entry_bytes
     unsigned checkpoint_every = 10;  // applied entries between a replica's checkpoints
     unsigned digest_every = 1;       // the applied state is compared at indexes that are multiples
 

@@ -62,7 +62,9 @@ class ThreeVoters : public ::testing::Test {
 protected:
     // With `snapshots`, the replicas send snapshots by way of that store,
     // keep 4 entries before one and send one again after 300 ms.
-    explicit ThreeVoters(storage::object_store* snapshots = nullptr) {
+    // An AppendEntries carries at most `message_entry_bytes` of entries.
+    explicit ThreeVoters(storage::object_store* snapshots = nullptr,
+                         std::size_t message_entry_bytes = raft_options{}.message_entry_bytes) {
         for (std::uint64_t node = 1; node <= 3; ++node) {
             auto r = std::make_unique<replica>();
             r->strand = asio::make_strand(io);
@@ -73,6 +75,7 @@ protected:
             s.raft.election_ms = 150;
             s.raft.heartbeat_ms = 30;
             s.raft.seed = node * 7919;
+            s.raft.message_entry_bytes = message_entry_bytes;
             s.strand = r->strand;
             s.io = io.get_executor();
             if (snapshots != nullptr) {
@@ -252,6 +255,34 @@ TEST_F(ThreeVoters, AFollowerThatCaughtUpHasAppliedEverythingTheLeaderHadCommitt
         EXPECT_TRUE(caught_up);
         EXPECT_GE(applied, *committed) << "round " << round;
     }
+}
+
+// libraft puts up to 32 entries in one AppendEntries whatever their length;
+// on a network that drops long messages, as the peer network drops a frame
+// past its bound, a follower behind by several long entries catches up only
+// if such a batch goes as several messages.
+class ThreeVotersOnANetworkOfShortMessages : public ThreeVoters {
+protected:
+    ThreeVotersOnANetworkOfShortMessages() : ThreeVoters(nullptr, 4096) {
+        network.drop_longer_than(8192);
+    }
+};
+
+TEST_F(ThreeVotersOnANetworkOfShortMessages, AFollowerBehindByManyLongEntriesCatchesUp) {
+    ASSERT_TRUE(run_until([&] { return leader() != nullptr; }));
+    replica& l = *leader();
+    replica* f = follower_of(l);
+    ASSERT_TRUE(run_until([&] { return f->listener.leadership.leader == node_of(&l); }));
+    network.isolate(node_of(f));
+    asio::post(l.strand, [&] {
+        for (char c = 'a'; c < 'a' + 20; ++c) l.log->propose(std::string(3000, c));
+    });
+    ASSERT_TRUE(run_until([&] { return l.listener.applied.size() >= 20; }));
+    network.heal(node_of(f));
+    ASSERT_TRUE(run_until([&] { return f->listener.applied.size() >= l.listener.applied.size(); }))
+        << "the follower applied " << f->listener.applied.size() << " of "
+        << l.listener.applied.size() << "; messages dropped as too long: " << network.dropped_long();
+    EXPECT_EQ(f->listener.applied, l.listener.applied);
 }
 
 TEST_F(ThreeVoters, AFollowerCutOffFromItsLeaderCannotCatchUp) {

@@ -850,6 +850,7 @@ struct raft_core {
     struct raft_core_message* messages;
     size_t messages_cap;
     size_t reference_bytes; /* AppendEntries leave out entries this long (0: none) */
+    size_t message_entry_bytes; /* an AppendEntries carries at most this (0: any) */
 
     struct span* spans;
     size_t n_spans;
@@ -1038,7 +1039,7 @@ static int outgoing_entry(void* ctx, raft_index index, unsigned i, struct raft_c
     return c->storage.entry(c->storage.ctx, index, out);
 }
 
-static int push_message(raft_core* c, const struct raft_message* m) {
+static int push_one_message(raft_core* c, const struct raft_message* m) {
     struct wbuf w = {NULL, 0, 0, false};
     struct holes holes = {NULL, 0, 0, 0};
     const void* data = NULL;
@@ -1105,6 +1106,53 @@ static int push_message(raft_core* c, const struct raft_message* m) {
     c->update.n_messages++;
     c->update.messages = c->messages;
     c->update.flags |= RAFT_CORE_UPDATE_MESSAGES;
+    return RAFT_CORE_OK;
+}
+
+/* libraft puts up to max_inflight_entries (32) entries in one AppendEntries
+ * whatever their length, and the peer network refuses a frame past its bound:
+ * a follower behind by a few long entries would be sent the same refused
+ * batch forever. A batch past message_entry_bytes goes as consecutive
+ * messages instead, each a whole AppendEntries whose previous entry is the
+ * last of the one before it (the first carries at least one entry however
+ * long): the follower takes them in order and answers each, as it would
+ * answer libraft's own pipelined messages. */
+static int push_message(raft_core* c, const struct raft_message* m) {
+    struct raft_message part;
+    struct raft_core_entry e;
+    raft_index first;
+    raft_index end;
+    int rv;
+    if (m->type != RAFT_APPEND_ENTRIES || c->message_entry_bytes == 0 ||
+        m->append_entries.n_entries < 2) {
+        return push_one_message(c, m);
+    }
+    part = *m;
+    first = m->append_entries.prev_log_index + 1;
+    end = first + m->append_entries.n_entries;
+    while (first < end) {
+        raft_index next = first;
+        raft_term last_term = 0;
+        size_t room = c->message_entry_bytes;
+        for (; next < end; next++) {
+            if (outgoing_entry(c, next, 0, &e) != 0) {
+                return RAFT_CORE_NOTFOUND;
+            }
+            if (next > first && e.len > room) {
+                break;
+            }
+            room = e.len >= room ? 0 : room - e.len;
+            last_term = e.term;
+        }
+        part.append_entries.n_entries = (unsigned)(next - first);
+        rv = push_one_message(c, &part);
+        if (rv != 0) {
+            return rv;
+        }
+        part.append_entries.prev_log_index = next - 1;
+        part.append_entries.prev_log_term = last_term;
+        first = next;
+    }
     return RAFT_CORE_OK;
 }
 
@@ -1785,6 +1833,7 @@ void* raft_core_take_entries(raft_core* c) {
 void raft_core_free_entries(void* batch) { raft_free(batch); }
 
 void raft_core_set_reference_bytes(raft_core* c, size_t min_len) { c->reference_bytes = min_len; }
+void raft_core_set_message_entry_bytes(raft_core* c, size_t bytes) { c->message_entry_bytes = bytes; }
 
 int raft_core_submit_barrier(raft_core* c, uint64_t now, uint64_t* index,
                              const struct raft_core_update** update) {

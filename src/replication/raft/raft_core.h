@@ -177,6 +177,10 @@ void raft_core_set_pre_vote(raft_core* core, int enabled);
  * puts in its own bytes of the entry, so that one long entry is not copied
  * once per follower. */
 void raft_core_set_reference_bytes(raft_core* core, size_t min_len);
+/* An AppendEntries carries entries of at most `bytes` in all (0: any number,
+ * the default), or one entry however long; a longer batch of libraft's goes
+ * as several consecutive messages. */
+void raft_core_set_message_entry_bytes(raft_core* core, size_t bytes);
 /* How long a leader waits for a follower's answer to an InstallSnapshot
  * before it probes and sends again (libraft's default: 30 s). */
 void raft_core_set_install_snapshot_timeout(raft_core* core, unsigned ms);
