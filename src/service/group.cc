@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <variant>
 
 #include "base/binary.h"
 #include "service/service_metrics.h"
@@ -125,7 +126,16 @@ void group::schedule_sweep() {
 }
 
 void group::committed(const log::committed_entry& entry) {
-    group_replica::applied applied = _replica.apply(entry.index, entry.term, entry.bytes);
+    state::command cmd = _replica.decode(entry.index, entry.bytes);
+    // Readers are offered a batch's changes once it is applied; a command
+    // that may take a stream's bytes away (a delete, an expiry, a new
+    // history) first has the changes before it offered. A follower applies
+    // what its leader committed in one batch, and its readers would
+    // otherwise find the stream gone and miss bytes whose writer was
+    // answered.
+    if (!_changed.empty() && !std::holds_alternative<state::append>(cmd.body)) offer_changes();
+    group_replica::applied applied =
+        _replica.apply(entry.index, entry.term, std::move(cmd), entry.bytes.size());
     const state::apply_result& r = applied.result;
     if (applied.append && r.kind == state::write_kind::appended) {
         _metrics.appends.inc();
@@ -155,9 +165,13 @@ void group::committed(const log::committed_entry& entry) {
 }
 
 void group::committed_through(std::uint64_t /*index*/) {
+    offer_changes();
+    maybe_checkpoint(false);
+}
+
+void group::offer_changes() {
     for (const auto& key : _changed) _live.changed(key);
     _changed.clear();
-    maybe_checkpoint(false);
 }
 
 void group::leadership_changed(const log::leadership& now) {

@@ -139,6 +139,9 @@ private:
     // log::log_listener
     void committed(const log::committed_entry& entry) override;
     void committed_through(std::uint64_t index) override;
+    // Hands the live readers of every stream changed since the last offer
+    // the read each would make next.
+    void offer_changes();
     void leadership_changed(const log::leadership& now) override;
     void proposals_lost(std::uint64_t from_index, const error& why) override;
     void install(std::uint64_t index, std::uint64_t term, std::string_view image) override;

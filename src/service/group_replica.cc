@@ -38,24 +38,28 @@ void group_replica::recount(std::int64_t streams_before) {
            static_cast<std::int64_t>(_hot_bytes) - hot_before);
 }
 
-group_replica::applied group_replica::apply(std::uint64_t index, std::uint64_t term,
-                                            std::string_view bytes) {
+state::command group_replica::decode(std::uint64_t index, std::string_view bytes) const {
     auto cmd = state::decode_command(bytes);
     if (!cmd) {
         throw std::runtime_error("undecodable command at index " + std::to_string(index) +
                                  " of group " + std::to_string(_id) + "'s log: " +
                                  cmd.err().message);
     }
-    _since_snapshot += bytes.size();
+    return std::move(*cmd);
+}
+
+group_replica::applied group_replica::apply(std::uint64_t index, std::uint64_t term,
+                                            state::command cmd, std::size_t encoded_bytes) {
+    _since_snapshot += encoded_bytes;
     applied out;
-    std::string* key = state::command_key(cmd->body);
-    out.append = std::holds_alternative<state::append>(cmd->body);
+    std::string* key = state::command_key(cmd.body);
+    out.append = std::holds_alternative<state::append>(cmd.body);
     std::uint64_t held_before = 0;
     if (key != nullptr) {
         if (const state::stream* s = _state.find_any(*key)) held_before = s->hot_bytes_held();
     }
     const auto streams_before = static_cast<std::int64_t>(_state.stream_count());
-    out.result = _state.apply(std::move(*cmd), index);
+    out.result = _state.apply(std::move(cmd), index);
     _applied_index = index;
     _applied_term = term;
     if (key == nullptr) {

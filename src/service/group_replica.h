@@ -3,6 +3,7 @@
 // log to the state machine, in index order, from their encoded bytes (the
 // one apply path, live and at replay), and keeps the node's accounting of
 // streams and hot bytes in step. Runs on the group's strand.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -26,9 +27,12 @@ public:
         std::string key;  // the stream it addressed; empty for a group command
         bool append = false;
     };
-    // Applies the committed command at `index`; throws on bytes that do not
+    // The committed command at `index`, decoded; throws on bytes that do not
     // decode (a log it cannot trust).
-    applied apply(std::uint64_t index, std::uint64_t term, std::string_view bytes);
+    state::command decode(std::uint64_t index, std::string_view bytes) const;
+    // Applies `cmd`, decoded from the `encoded_bytes` bytes at `index`.
+    applied apply(std::uint64_t index, std::uint64_t term, state::command cmd,
+                  std::size_t encoded_bytes);
 
     const state::group_state& state() const { return _state; }
     std::uint32_t id() const { return _id; }
