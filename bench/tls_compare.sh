@@ -4,13 +4,16 @@
 #
 #   bench/tls_compare.sh [--servers LIST] [--protocols LIST] [--rounds N]
 #                        [--requests N] [--streams N] [--connections C]
-#                        [--body-bytes B] [--plain] [--dstream PATH] [--out FILE]
+#                        [--body-bytes B] [--h2-streams M] [--plain]
+#                        [--dstream PATH] [--out FILE]
 #
 # The load is the append scenario of bench/compare.sh (500 streams, 64
 # connections with one request in flight each, 1 KiB bodies) driven by
 # h2load (Debian's nghttp2-client, installed when missing), which speaks
 # HTTP/1.1 (--h1) and HTTP/2 over TLS; dstream-bench speaks plain HTTP/1.1
-# only. Each connection takes the streams in turn.
+# only. Each connection takes the streams in turn. --h2-streams M lets each
+# HTTP/2 connection keep M requests in flight (default 1, as HTTP/1.1 does
+# without pipelining): a browser's or an SDK's multiplexed connection.
 #
 # Servers, each started fresh on a free 127.0.0.1 port for every run:
 #   nginx-tls-floor   Debian's nginx, one process, answering PUT 201 / POST 204
@@ -40,6 +43,7 @@ REQUESTS=200000
 STREAMS=500
 CONNECTIONS=64
 BODY_BYTES=1024
+H2_STREAMS=1
 PLAIN=0
 DSTREAM_BIN="$ROOT/build/dstream"
 OUT=""
@@ -58,6 +62,7 @@ while [[ $# -gt 0 ]]; do
         --streams) need_value "$@"; STREAMS=$2; shift 2 ;;
         --connections) need_value "$@"; CONNECTIONS=$2; shift 2 ;;
         --body-bytes) need_value "$@"; BODY_BYTES=$2; shift 2 ;;
+        --h2-streams) need_value "$@"; H2_STREAMS=$2; shift 2 ;;
         --plain) PLAIN=1; shift ;;
         --dstream) need_value "$@"; DSTREAM_BIN=$2; shift 2 ;;
         --out) need_value "$@"; OUT=$2; shift 2 ;;
@@ -186,7 +191,9 @@ TICKS_PER_SECOND=$(getconf CLK_TCK)
 # run_h2load PROTOCOL URIS N OUTPUT
 run_h2load() {
     local protocol=$1 uris=$2 n=$3 output=$4
-    local args=(-c "$CONNECTIONS" -m 1 -t 1 -n "$n" -d "$WORK/body"
+    local in_flight=$H2_STREAMS
+    [[ $protocol == h1 ]] && in_flight=1
+    local args=(-c "$CONNECTIONS" -m "$in_flight" -t 1 -n "$n" -d "$WORK/body"
         -H 'Content-Type: application/octet-stream' -i "$uris")
     [[ $protocol == h1 ]] && args+=(--h1)
     h2load "${args[@]}" >"$output" 2>&1
@@ -223,7 +230,7 @@ for round in $(seq "$ROUNDS"); do
             stop_server
             node -e '
 const fs = require("fs");
-const [file, server, protocol, round, ticks, hz, scheme] = process.argv.slice(1);
+const [file, server, protocol, round, ticks, hz, scheme, connections, inFlight, bodyBytes, streams] = process.argv.slice(1);
 const text = fs.readFileSync(file, "utf8");
 const num = (re) => { const m = text.match(re); return m ? Number(m[1]) : null; };
 const succeeded = num(/requests: .* (\d+) succeeded/);
@@ -232,7 +239,8 @@ const seconds = took ? Number(took[1]) / (took[2] === "ms" ? 1000 : 1) : null;
 const tls = text.match(/TLS Protocol: (\S+)\s+Cipher: (\S+)/);
 const alpn = text.match(/Application protocol: (\S+)/);
 const line = {
-  server, protocol, scheme, round: Number(round),
+  server, protocol, scheme, round: Number(round), streams: Number(streams), connections: Number(connections),
+  in_flight_per_connection: protocol === "h1" ? 1 : Number(inFlight), body_bytes: Number(bodyBytes),
   appends: succeeded, failed: num(/(\d+) failed/), errored: num(/(\d+) errored/),
   status_2xx: num(/status codes: (\d+) 2xx/),
   appends_per_s: succeeded / seconds,
@@ -240,7 +248,8 @@ const line = {
   tls: tls ? tls[1] + " " + tls[2] : null, alpn: alpn ? alpn[1] : null,
 };
 console.log(JSON.stringify(line));
-' "$dir/h2load.txt" "$name" "$protocol" "$round" $((after - before)) "$TICKS_PER_SECOND" "$SCHEME" >>"$RESULTS"
+' "$dir/h2load.txt" "$name" "$protocol" "$round" $((after - before)) "$TICKS_PER_SECOND" "$SCHEME" \
+                "$CONNECTIONS" "$H2_STREAMS" "$BODY_BYTES" "$STREAMS" >>"$RESULTS"
             tail -n 1 "$RESULTS" >&2
         done
     done
