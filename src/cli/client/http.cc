@@ -109,8 +109,8 @@ bool response::header_is_true(std::string_view name) const {
     return v && same_name(*v, "true");
 }
 
-session::session(std::vector<std::string> extra_headers)
-    : _extra_headers(std::move(extra_headers)) {
+session::session(std::vector<std::string> extra_headers, std::string ca_file)
+    : _extra_headers(std::move(extra_headers)), _ca_file(std::move(ca_file)) {
     init_curl_once();
     _curl = curl_easy_init();
     if (_curl == nullptr) throw std::runtime_error("libcurl: cannot create a handle");
@@ -137,6 +137,7 @@ response session::perform(const request& r) {
     // to one that has): followed, with the same method and body.
     curl_easy_setopt(_curl, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(_curl, CURLOPT_MAXREDIRS, 4L);
+    if (!_ca_file.empty()) curl_easy_setopt(_curl, CURLOPT_CAINFO, _ca_file.c_str());
 
     const bool sends_body = r.body.has_value() || r.method == "PUT" || r.method == "POST";
     if (r.method == "HEAD") {
