@@ -153,6 +153,11 @@ struct server::connection {
     answer_summary summary;    // of the request being answered
     bool busy = false;         // from a request's head to the end of its answer
     h2_session* h2 = nullptr;  // while the connection speaks HTTP/2
+    // The first request's head deadline runs from the connection's start:
+    // the wait for the h2c preface is part of it.
+    bool head_deadline_set = false;
+    // How the h2c check's read ended, for the HTTP/1.1 loop to see.
+    boost::system::error_code read_error;
 };
 
 // What the reader, the writer, the watchdog and the request coroutines of
@@ -349,6 +354,7 @@ asio::awaitable<void> server::serve_connection(std::shared_ptr<connection> conn)
         bool h2c = false;
         if (_options.admin == nullptr) {
             conn->stream.expires_after(_options.idle_timeout);
+            conn->head_deadline_set = true;
             beast::flat_buffer& buffer = conn->buffer;
             while (true) {
                 const std::string_view got(static_cast<const char*>(buffer.data().data()),
@@ -363,7 +369,11 @@ asio::awaitable<void> server::serve_connection(std::shared_ptr<connection> conn)
                     buffer.prepare(next_read_size(buffer, max_request_head_bytes)),
                     asio::redirect_error(asio::use_awaitable, ec));
                 buffer.commit(r);
-                if (ec) break;  // the loop below meets it again
+                if (ec) {
+                    // Not read again: a socket at its end may not report it twice.
+                    conn->read_error = ec;
+                    break;
+                }
             }
         }
         conn->protocol = h2c ? wire_protocol::h2c : wire_protocol::http1;
@@ -391,13 +401,20 @@ asio::awaitable<void> server::serve_http1(connection& c, Stream& stream) {
         prepare_head_parser(parser);
         // The whole head must arrive within the idle timeout: a client
         // sending a byte now and then (slow loris) is cut there too.
-        conn->stream.expires_after(_options.idle_timeout);
+        if (!std::exchange(conn->head_deadline_set, false)) {
+            conn->stream.expires_after(_options.idle_timeout);
+        }
         request_head_scan scan;
         std::optional<boost::system::error_code> head = take_buffered_head(buffer, scan, parser);
         while (!head) {
-            const std::size_t n = co_await stream.async_read_some(
-                buffer.prepare(next_read_size(buffer, max_request_head_bytes - buffer.size())),
-                asio::redirect_error(asio::use_awaitable, ec));
+            std::size_t n = 0;
+            if (conn->read_error) {
+                ec = std::exchange(conn->read_error, {});  // the h2c check's read ended so
+            } else {
+                n = co_await stream.async_read_some(
+                    buffer.prepare(next_read_size(buffer, max_request_head_bytes - buffer.size())),
+                    asio::redirect_error(asio::use_awaitable, ec));
+            }
             buffer.commit(n);
             if (!ec) {
                 head = take_buffered_head(buffer, scan, parser);
