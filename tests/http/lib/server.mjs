@@ -12,6 +12,7 @@
 // behind startServer() instead: see clusterServer() below.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, existsSync, appendFileSync } from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,6 +40,18 @@ export async function answers(url) {
     } catch {
         return false;
     }
+}
+
+// Whether a server answers HTTPS at `url`, checked against the root `ca`.
+function answersTls(url, ca) {
+    return new Promise((resolve) => {
+        const req = https.get(url + '/', { ca, agent: false, timeout: 1000 }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(true));
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve(false));
+    });
 }
 
 export function serverBinary() {
@@ -70,7 +83,7 @@ function suiteArgs(testArgs) {
     return out;
 }
 
-async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir, fileLimit }) {
+async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir, fileLimit, ca }) {
     const port = fixedPort ?? (await freePort());
     // Whether stop() removes the data dir: the test's own dir never, a temp
     // dir made here (or inherited through restarts) always.
@@ -102,7 +115,10 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
             resolve(exited);
         });
     });
-    const url = `http://127.0.0.1:${port}`;
+    // With --tls-cert the listener speaks HTTPS; `ca` is the root its
+    // certificate is checked against (tests/tls/make_certs.sh).
+    const tls = extraArgs.includes('--tls-cert');
+    const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
     const cleanupDir = () => { if (ownDir) rmSync(dir, { recursive: true, force: true }); };
 
     const deadline = Date.now() + 10_000;
@@ -111,7 +127,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
             cleanupDir();
             return { failed: `server exited (${JSON.stringify(exited)}) before answering:\n${log}` };
         }
-        if (await answers(url)) break;
+        if (await (tls ? answersTls(url, ca) : answers(url))) break;
         if (Date.now() > deadline) {
             child.kill('SIGKILL');
             cleanupDir();
@@ -174,7 +190,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
         async restart() {
             if (exited === null) throw new Error('restart() needs a server that has exited');
             stopped = true;
-            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir, fileLimit });
+            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir, fileLimit, ca });
             if (again.failed) throw new Error(again.failed);
             return again;
         },
@@ -187,13 +203,13 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
 // `memory: false` runs the durable default, `memory: true` a memory node
 // whatever the suite's configuration; `dataDir` keeps the data in a
 // directory the caller owns; `fileLimit` caps the server's descriptors.
-export async function startServer({ extraArgs = [], memory, dataDir, fileLimit } = {}) {
+export async function startServer({ extraArgs = [], memory, dataDir, fileLimit, ca } = {}) {
     if (onCluster) return clusterServer({ extraArgs, memory, dataDir, fileLimit });
     memory ??= !suiteDurable;
     const bin = serverBinary();
     let last = '';
     for (let attempt = 0; attempt < 5; attempt++) {
-        const r = await startOnce(bin, { extraArgs, memory, dataDir, fileLimit });
+        const r = await startOnce(bin, { extraArgs, memory, dataDir, fileLimit, ca });
         if (!r.failed) return r;
         last = r.failed;
     }
