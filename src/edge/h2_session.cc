@@ -166,14 +166,30 @@ struct h2_session::callbacks {
     static int on_data_chunk(nghttp2_session* ng, std::uint8_t, std::int32_t id,
                              const std::uint8_t* data, std::size_t len, void* user) {
         h2_stream* st = stream(ng, id);
-        if (st == nullptr || st->_dropping || st->_body_too_large) return 0;
+        if (st == nullptr) {
+            nghttp2_session_consume_connection(ng, len);
+            return 0;
+        }
+        if (st->_dropping || st->_body_too_large) {
+            nghttp2_session_consume(ng, id, len);
+            return 0;
+        }
         std::string& body = st->_req.body();
         if (body.size() + len > of(user)._limits.max_body_bytes) {
             st->_body_too_large = true;
+            nghttp2_session_consume(ng, id, st->_unconsumed + len);
+            st->_unconsumed = 0;
             st->wake();
             return 0;
         }
         body.append(reinterpret_cast<const char*>(data), len);
+        // Until the request is admitted (edge/admission.h) its window stays
+        // as it is: a client holds at most a window of body per stream.
+        if (st->_consuming) {
+            nghttp2_session_consume(ng, id, len);
+        } else {
+            st->_unconsumed += len;
+        }
         return 0;
     }
 
@@ -243,6 +259,9 @@ h2_session::h2_session(connection_executor executor, const h2_limits& limits,
     // Our encoder's HPACK table; the decoder's is the setting below.
     nghttp2_option_set_max_deflate_dynamic_table_size(opt, _limits.header_table_bytes);
     nghttp2_option_set_no_closed_streams(opt, 1);
+    // Windows open as bodies are taken (h2_stream::wait_body), not as they
+    // arrive.
+    nghttp2_option_set_no_auto_window_update(opt, 1);
     // Resets are bounded by our own bucket (which names the refusal); this
     // is nghttp2's backstop.
     nghttp2_option_set_stream_reset_rate_limit(opt, 10000, 1000);
@@ -328,7 +347,21 @@ h2_stream::h2_stream(h2_session& session, std::int32_t id, connection_executor e
 
 void h2_stream::wake() { _timer.cancel(); }
 
+void h2_stream::consume_all() {
+    _consuming = true;
+    if (_unconsumed == 0 || _session == nullptr || _gone) return;
+    nghttp2_session_consume(_session->_ng, _id, _unconsumed);
+    _unconsumed = 0;
+    _session->wake_writer();
+}
+
+void h2_stream::drop_body() {
+    _dropping = true;
+    consume_all();
+}
+
 asio::awaitable<h2_stream::body_state> h2_stream::wait_body() {
+    consume_all();
     const auto deadline =
         clock::now() + (_session ? _session->_limits.body_timeout : std::chrono::seconds(0));
     boost::system::error_code ec;

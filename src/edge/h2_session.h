@@ -73,10 +73,12 @@ public:
     enum class body_state { open, complete, too_large, gone };
     // Waits until the request body is whole (in req().body()), over the
     // limit, the stream gone, or body_timeout from now (gone: reset here).
+    // Until it is called (the request admitted) the client may send no more
+    // than the stream's window: its WINDOW_UPDATEs wait for it.
     boost::asio::awaitable<body_state> wait_body();
     // The answer was given before the body: what still comes is dropped,
     // and the stream is reset (NO_ERROR) once the answer is sent.
-    void drop_body() { _dropping = true; }
+    void drop_body();
 
     // The answer's head (with the headers every answer carries); `body`:
     // DATA follows through write() and finish(), else the head ends the stream.
@@ -95,6 +97,9 @@ public:
 private:
     friend class h2_session;
     void wake();
+    // The body's bytes received so far count as taken (WINDOW_UPDATE), and
+    // those to come as they arrive.
+    void consume_all();
     // nghttp2's data source: up to `length` bytes of the queue.
     std::size_t take(std::uint8_t* out, std::size_t length, bool& end);
 
@@ -108,6 +113,8 @@ private:
     bool _body_done = false;
     bool _body_too_large = false;
     bool _dropping = false;
+    bool _consuming = false;      // the request is admitted: windows open as bytes come
+    std::size_t _unconsumed = 0;  // body bytes received before that
     bool _gone = false;
     bool _deferred = false;  // nghttp2 waits for queued bytes
     bool _finished = false;
