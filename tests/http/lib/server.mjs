@@ -11,7 +11,7 @@
 // DSTREAM_TEST_CLUSTER=1 (tests/cluster/http_suite.sh) puts a 3-node cluster
 // behind startServer() instead: see clusterServer() below.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync, appendFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, appendFileSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
@@ -71,6 +71,19 @@ export function serverBinary() {
 // suite so, against s3rver.
 export const suiteDurable = process.env.DSTREAM_TEST_DURABLE === '1';
 
+// DSTREAM_TEST_TLS_DIR (tests/tls/http_suite.sh): every server speaks HTTPS
+// with the certificate made there (tests/tls/make_certs.sh), unless a test
+// gives its own; fetch trusts its root by NODE_EXTRA_CA_CERTS, raw
+// connections by lib/http.mjs's rawConnect().
+const suiteTlsDir = process.env.DSTREAM_TEST_TLS_DIR ?? '';
+export const suiteOverTls = suiteTlsDir !== '';
+
+// For a test's options: `{ skip: notOverTls('why') }` skips it, with the
+// reason, when the suite runs over HTTPS only.
+export function notOverTls(why) {
+    return suiteOverTls ? `not over TLS: ${why}` : false;
+}
+
 function suiteArgs(testArgs) {
     const words = (process.env.DSTREAM_TEST_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean);
     const named = new Set(testArgs.filter((a) => a.startsWith('--')).map((a) => a.split('=')[0]));
@@ -92,9 +105,13 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
     // No admin listener unless the test names one: the default address is
     // one per machine, and the test files run at once.
     const admin = extraArgs.includes('--admin-listen') ? [] : ['--admin-listen', 'off'];
+    const suiteTls = suiteTlsDir && !extraArgs.includes('--tls-cert')
+        ? ['--tls-cert', path.join(suiteTlsDir, 'a.pem'), '--tls-key', path.join(suiteTlsDir, 'a.key')]
+        : [];
+    if (suiteTls.length > 0) ca ??= readFileSync(path.join(suiteTlsDir, 'ca.pem'));
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
                   ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...admin,
-                  ...(memory ? [] : suiteArgs(extraArgs)), ...extraArgs];
+                  ...(memory ? [] : suiteArgs(extraArgs)), ...suiteTls, ...extraArgs];
     // A descriptor limit is set by a shell that then becomes the server.
     const child = fileLimit
         ? spawn('sh', ['-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, bin, ...args],
@@ -117,7 +134,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
     });
     // With --tls-cert the listener speaks HTTPS; `ca` is the root its
     // certificate is checked against (tests/tls/make_certs.sh).
-    const tls = extraArgs.includes('--tls-cert');
+    const tls = extraArgs.includes('--tls-cert') || suiteTls.length > 0;
     const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
     const cleanupDir = () => { if (ownDir) rmSync(dir, { recursive: true, force: true }); };
 
