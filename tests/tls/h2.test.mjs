@@ -118,6 +118,25 @@ test('h2c and h2 by ALPN answer as HTTP/1.1 does: statuses, headers and bodies',
     }
 });
 
+test('the access log and the metrics name the protocol', async () => {
+    const srv = await startServer({ extraArgs: ['--access-log'] });
+    try {
+        const session = http2.connect(srv.url);
+        assert.equal((await h2request(session, { ':method': 'GET', ':path': '/__ursula/health' })).status, 200);
+        session.close();
+        assert.equal((await fetch(`${srv.url}/__ursula/health`)).status, 200);
+        const deadline = Date.now() + 5000;
+        while (!/target=\/__ursula\/health status=200 .*protocol=HTTP\/1\.1 tls=no/.test(srv.log())) {
+            assert.ok(Date.now() < deadline, `an HTTP/1.1 access line:\n${srv.log()}`);
+            await sleep(20);
+        }
+        assert.match(srv.log(), /target=\/__ursula\/health status=200 .*protocol=HTTP\/2 tls=no/);
+        assert.equal(await metric(srv.url, 'dstream_http_protocol_requests_total', 'version="2",tls="false"'), 1);
+    } finally {
+        await srv.stop();
+    }
+});
+
 test('ten SSE streams on one connection all get every append; a paused reader does not hold the others', async () => {
     const srv = await startServer({ extraArgs: [] });
     try {
