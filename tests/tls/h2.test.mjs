@@ -347,3 +347,45 @@ test('a window that never opens and a body that never comes are bounded by --bod
         await srv.stop();
     }
 });
+
+test('an idle HTTP/2 connection gets a GOAWAY after --idle-timeout and is closed', async () => {
+    const srv = await startServer({ extraArgs: ['--idle-timeout', '2'] });
+    try {
+        const conn = await rawConnection(srv.port);
+        conn.socket.write(frame(HEADERS, END_HEADERS | END_STREAM, 1, requestBlock('/__ursula/health')));
+        const started = Date.now();
+        await waitClosed(conn, 8000, 'idle');
+        assert.ok(Date.now() - started >= 1500, 'not before the idle timeout');
+        assert.equal(goawayCode(conn), 0, 'GOAWAY NO_ERROR');
+        assert.ok(conn.frames.some((f) => f.type === HEADERS && f.stream === 1), 'the request was answered');
+    } finally {
+        await srv.stop();
+    }
+});
+
+test('a graceful stop sends GOAWAY, ends SSE streams and exits 0', async () => {
+    const srv = await startServer({ extraArgs: [] });
+    try {
+        const session = http2.connect(srv.url);
+        await h2request(session, { ':method': 'PUT', ':path': '/v1/stream/drain', 'content-type': 'text/plain' });
+        const sse = session.request({ ':method': 'GET', ':path': '/v1/stream/drain?offset=-1&live=sse' });
+        let text = '';
+        const ended = new Promise((resolve) => { sse.on('end', resolve); sse.on('close', resolve); });
+        sse.setEncoding('utf8');
+        sse.on('data', (d) => { text += d; });
+        const goaway = new Promise((resolve) => session.on('goaway', resolve));
+        session.on('error', () => {});
+        await sleep(300);
+        srv.signal('SIGTERM');
+        await goaway;
+        await ended;
+        assert.match(text, /event: control/);
+        const exit = await srv.waitExit(10_000);
+        assert.ok(exit, 'the server exited');
+        assert.equal(exit.code, 0);
+        assert.ok(exit.ms < 5000, `it took ${exit.ms} ms`);
+    } finally {
+        await srv.stop();
+    }
+});
+
