@@ -194,22 +194,36 @@ int run_serve(const cli::serve_options& opts) {
     // After the groups' starts are posted: a peer's message reaches a started log.
     if (cluster) cluster->start();
 
+    // TLS on the listeners that have a pair; the admin listener has its own
+    // and speaks HTTP/1.1 only.
+    if (!opts.tls_cert.empty()) {
+        edge_opts.tls = std::make_shared<edge::tls_credentials>(
+            edge::tls_files{opts.tls_cert, opts.tls_key}, edge::alpn_h2_http11, "client");
+    }
     edge::server server(io, *engine, edge_opts);
     server.listen(host, port);
     // The admin listener: the operator routes that change data or read it in
     // bulk, which the client listener refuses (edge/admin_plane.h).
     std::optional<admin::operator_plane> plane;
     std::unique_ptr<edge::server> admin_server;
+    std::shared_ptr<edge::tls_credentials> admin_tls;
     std::string admin_where = "off";
     if (admin_listen != "off") {
-        plane.emplace(admin::plane_inputs{
-            *engine, held_store ? &*held_store : nullptr, edge_opts.cluster_id, opts.node_id,
-            cluster ? &cluster->map() : nullptr,
-            backup::location_options{opts.s3_endpoint, opts.s3_region}, runtime::system_clock(),
-            runtime::system_random()});
+        plane.emplace(
+            admin::plane_inputs{*engine, held_store ? &*held_store : nullptr, edge_opts.cluster_id,
+                                opts.node_id, cluster ? &cluster->map() : nullptr,
+                                backup::location_options{opts.s3_endpoint, opts.s3_region},
+                                runtime::system_clock(), runtime::system_random()});
         edge::edge_options admin_opts = edge_opts;
         admin_opts.admin = &*plane;
         admin_opts.admin_token = opts.admin_token;
+        admin_opts.tls = nullptr;
+        if (!opts.admin_tls_cert.empty()) {
+            admin_opts.tls = std::make_shared<edge::tls_credentials>(
+                edge::tls_files{opts.admin_tls_cert, opts.admin_tls_key}, edge::alpn_http11,
+                "admin");
+        }
+        admin_tls = admin_opts.tls;
         admin_server = std::make_unique<edge::server>(io, *engine, admin_opts);
         const auto [admin_host, admin_port] = cli::split_listen(admin_listen);
         try {
@@ -224,15 +238,25 @@ int run_serve(const cli::serve_options& opts) {
     }
     if (opts.memory) spdlog::warn("MEMORY mode: every stream is lost at exit");
     spdlog::info(
-        "dstream start: version={} listen={}:{} admin={} data_dir={} mode={} groups={} threads={} "
-        "cluster_id={} cold_store={} access_log={} shutdown_timeout_s={}",
-        version(), host, server.port(), admin_where, opts.memory ? "-" : opts.data_dir,
+        "dstream start: version={} listen={}:{} tls={} admin={} admin_tls={} data_dir={} mode={} "
+        "groups={} threads={} cluster_id={} cold_store={} access_log={} shutdown_timeout_s={}",
+        version(), host, server.port(), edge_opts.tls ? "on" : "off", admin_where,
+        admin_tls ? "on" : "off", opts.memory ? "-" : opts.data_dir,
         opts.memory ? std::string("memory")
         : cluster   ? "cluster node " + std::to_string(opts.node_id)
                     : std::string("durable"),
         engine->group_count(), opts.threads, edge_opts.cluster_id,
         cold_store ? cold_store->where() : "-", opts.access_log, opts.shutdown_timeout_seconds);
 
+    // SIGHUP: each TLS listener reloads its certificate and key.
+    signals.on_hangup([client_tls = edge_opts.tls, admin_tls] {
+        if (!client_tls && !admin_tls) {
+            spdlog::info("SIGHUP: no TLS listener, nothing to reload");
+            return;
+        }
+        if (client_tls) client_tls->reload();
+        if (admin_tls) admin_tls->reload();
+    });
     cli::graceful_stop stop(threads, server, admin_server.get(),
                             std::chrono::seconds(opts.shutdown_timeout_seconds));
     // A cluster's node hands its leaderships over first (for up to 3 s), so

@@ -104,6 +104,18 @@ std::vector<config::setting> serve_settings(serve_options& o) {
     table.push_back(config::text("admin_token_file", o.admin_token_file, "",
                                  "A file holding the admin listener's token: every request to it "
                                  "must then carry Authorization: Bearer TOKEN (empty: none)"));
+    table.push_back(config::text("tls_cert", o.tls_cert, "",
+                                 "A PEM file of the client listener's certificate, then its chain: "
+                                 "with --tls-key, the listener speaks HTTPS only (TLS 1.2 and "
+                                 "1.3). SIGHUP reloads both files; open connections keep the "
+                                 "pair they began with, and a pair that does not load is logged "
+                                 "and the previous one kept"));
+    table.push_back(config::text("tls_key", o.tls_key, "",
+                                 "The PEM file of the private key of --tls-cert (unencrypted)"));
+    table.push_back(config::text("admin_tls_cert", o.admin_tls_cert, "",
+                                 "The same as --tls-cert, for the admin listener"));
+    table.push_back(config::text("admin_tls_key", o.admin_tls_key, "",
+                                 "The same as --tls-key, for the admin listener"));
     table.push_back(config::text("data_dir", o.data_dir, "./data",
                                  "Directory for the node's data (docs/disk-format.md)"));
     table.push_back(config::boolean("memory", o.memory, false,
@@ -297,12 +309,26 @@ config::effective load_serve_options(serve_options& opts, const config::inputs& 
                 "setting admin_token_file: the admin listener is off (--admin-listen off)");
         }
     }
+    if (opts.tls_cert.empty() != opts.tls_key.empty()) {
+        throw config::invalid_setting(
+            "setting tls_cert: --tls-cert and --tls-key go together (both, or neither)");
+    }
+    if (opts.admin_tls_cert.empty() != opts.admin_tls_key.empty()) {
+        throw config::invalid_setting(
+            "setting admin_tls_cert: --admin-tls-cert and "
+            "--admin-tls-key go together (both, or neither)");
+    }
+    if (!opts.admin_tls_cert.empty() && opts.admin_listen == "off") {
+        throw config::invalid_setting(
+            "setting admin_tls_cert: the admin listener is off (--admin-listen off)");
+    }
     if (!opts.cluster.empty()) {
         if (opts.node_id == 0) {
             throw config::invalid_setting("setting node_id: a cluster's node needs --node-id");
         }
         if (opts.memory) {
-            throw config::invalid_setting("setting cluster: a cluster's node is durable, not --memory");
+            throw config::invalid_setting(
+                "setting cluster: a cluster's node is durable, not --memory");
         }
         if (!opts.cold_store.starts_with("s3://")) {
             throw config::invalid_setting(

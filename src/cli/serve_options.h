@@ -24,6 +24,12 @@ struct serve_options {
     // token (empty: none).
     std::string admin_listen;
     std::string admin_token_file;
+    // TLS on each listener: PEM certificate (chain) and key files; both empty:
+    // plain HTTP. Reloaded on SIGHUP.
+    std::string tls_cert;
+    std::string tls_key;
+    std::string admin_tls_cert;
+    std::string admin_tls_key;
     std::string data_dir;
     std::string config_file;  // the TOML file they were read from, if any
     bool memory = false;
@@ -61,9 +67,9 @@ struct serve_options {
     std::uint64_t raft_election_ms = 0;
     std::uint64_t raft_heartbeat_ms = 0;
     std::uint64_t raft_trailing_entries = 0;
-    bool listen_given = false;  // --listen (or its env or file key) was set
+    bool listen_given = false;        // --listen (or its env or file key) was set
     bool admin_listen_given = false;  // --admin-listen (or its env or file key) was set
-    std::string admin_token;    // read from admin_token_file at start
+    std::string admin_token;          // read from admin_token_file at start
 };
 
 // The table, each row bound to its field of `opts`.

@@ -11,6 +11,7 @@ stop_signals::stop_signals() {
     sigemptyset(&_set);
     sigaddset(&_set, SIGINT);
     sigaddset(&_set, SIGTERM);
+    sigaddset(&_set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &_set, nullptr);
     _thread = std::thread([this] { wait_loop(); });
 }
@@ -30,10 +31,29 @@ void stop_signals::on_first(std::function<void(int)> graceful) {
     _graceful = std::move(graceful);
 }
 
+void stop_signals::on_hangup(std::function<void()> reload) {
+    std::lock_guard lock(_mutex);
+    _reload = std::move(reload);
+}
+
 void stop_signals::wait_loop() {
     while (true) {
         int sig = 0;
         if (sigwait(&_set, &sig) != 0) continue;
+        if (sig == SIGHUP) {
+            std::function<void()> reload;
+            {
+                std::lock_guard lock(_mutex);
+                if (_closing) return;
+                reload = _reload;
+            }
+            if (reload) {
+                reload();
+            } else {
+                spdlog::info("SIGHUP: nothing to reload");
+            }
+            continue;
+        }
         std::function<void(int)> graceful;
         {
             std::lock_guard lock(_mutex);

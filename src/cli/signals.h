@@ -1,6 +1,7 @@
 #pragma once
 // SIGINT and SIGTERM, taken by one thread with sigwait: the first signal
-// asks for a graceful stop, a second one exits at once. A thread that waits
+// asks for a graceful stop, a second one exits at once. SIGHUP asks for a
+// reload (the listeners' certificates) and never stops the node. A thread that waits
 // for signals works whatever the io is doing (draining, stopped, or not
 // started yet), where an Asio signal_set would need the io to run.
 #include <csignal>
@@ -12,7 +13,7 @@ namespace dstream::cli {
 
 class stop_signals {
 public:
-    // Blocks SIGINT and SIGTERM in the calling thread, and so in every thread
+    // Blocks SIGINT, SIGTERM and SIGHUP in the calling thread, and so in every thread
     // it starts later: construct it before any other thread exists.
     stop_signals();
     ~stop_signals();
@@ -23,6 +24,9 @@ public:
     // Until then, and for any later signal, the process exits at once with
     // status 128 + the signal's number, as a shell reports death by signal.
     void on_first(std::function<void(int)> graceful);
+    // From now on each SIGHUP calls `reload` (on the signal thread); until
+    // then a SIGHUP is logged and ignored.
+    void on_hangup(std::function<void()> reload);
 
 private:
     void wait_loop();
@@ -30,6 +34,7 @@ private:
     sigset_t _set{};
     std::mutex _mutex;
     std::function<void(int)> _graceful;
+    std::function<void()> _reload;
     bool _signalled = false;
     bool _closing = false;
     std::thread _thread;

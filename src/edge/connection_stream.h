@@ -8,6 +8,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/basic_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "runtime/compact_strand.h"
 
@@ -16,5 +17,26 @@ namespace dstream::edge {
 using connection_executor = runtime::compact_strand;
 using connection_socket = boost::asio::ip::tcp::socket::rebind_executor<connection_executor>::other;
 using connection_stream = boost::beast::basic_stream<boost::asio::ip::tcp, connection_executor>;
+// TLS over the connection's stream, which keeps the timeouts: a deadline set
+// on the TCP stream bounds the TLS operations too. Beast's wrapper coalesces
+// a gather write of up to 16 KiB into one TLS record.
+using tls_stream = boost::beast::ssl_stream<connection_stream&>;
+
+class h2_stream;
+
+// Where an exchange writes its answer: the connection's TCP stream, through
+// TLS on a TLS connection, or an HTTP/2 stream (edge/h2_session.h) on either.
+// A test of a pointer per write, not a virtual call: the plain path keeps its
+// direct writes (edge/exchange.cc).
+struct transport {
+    // Plain HTTP/1.1 (implicit: a connection_stream is a transport).
+    transport(connection_stream& stream) : tcp(&stream) {}  // NOLINT(google-explicit-constructor)
+    transport(connection_stream& stream, tls_stream* over) : tcp(&stream), tls(over) {}
+    transport(connection_stream& stream, h2_stream* over) : tcp(&stream), h2(over) {}
+
+    connection_stream* tcp;     // the connection's socket and deadlines
+    tls_stream* tls = nullptr;  // HTTP/1.1 over TLS
+    h2_stream* h2 = nullptr;    // HTTP/2 (in clear or over TLS): the answer goes to the stream
+};
 
 }  // namespace dstream::edge

@@ -23,8 +23,7 @@ boost::asio::awaitable<early_answer> send_before_body(exchange& ex, response& re
     co_return waiting ? early_answer::close : early_answer::body_follows;
 }
 
-boost::asio::awaitable<early_answer> answer_producer(connection_stream& stream, request& head,
-                                                     route& target,
+boost::asio::awaitable<early_answer> answer_producer(transport stream, request& head, route& target,
                                                      service::stream_service& service,
                                                      const edge_options& options,
                                                      answer_summary& summary) {
@@ -47,9 +46,8 @@ boost::asio::awaitable<early_answer> answer_producer(connection_stream& stream, 
 }
 
 boost::asio::awaitable<early_answer> answer_part(
-    connection_stream& stream, request& head, route& target,
-    std::optional<std::uint64_t> content_length, service::stream_service& service,
-    const edge_options& options, answer_summary& summary,
+    transport stream, request& head, route& target, std::optional<std::uint64_t> content_length,
+    service::stream_service& service, const edge_options& options, answer_summary& summary,
     std::unique_ptr<service::part_upload>& part_upload) {
     auto sub = parse_subresource(target.subresource);
     auto incarnation = incarnation_precondition(head);
@@ -85,7 +83,7 @@ bool routes_before_body(const request& head, const route& target, const edge_opt
     return m == http::verb::put || m == http::verb::post || m == http::verb::delete_;
 }
 
-boost::asio::awaitable<early_answer> route_before_body(connection_stream& stream, request& head,
+boost::asio::awaitable<early_answer> route_before_body(transport stream, request& head,
                                                        route& target,
                                                        service::stream_service& service,
                                                        const edge_options& options,
@@ -111,7 +109,7 @@ bool may_answer_before_body(const request& head, std::optional<std::uint64_t> co
 }
 
 boost::asio::awaitable<early_answer> answer_before_body(
-    connection_stream& stream, request& head, route& target, service::stream_service& service,
+    transport stream, request& head, route& target, service::stream_service& service,
     const edge_options& options, answer_summary& summary,
     std::unique_ptr<service::part_upload>& part_upload,
     std::optional<std::uint64_t> content_length) {

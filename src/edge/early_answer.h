@@ -45,7 +45,7 @@ bool routes_before_body(const request& head, const route& target, const edge_opt
 
 // For a request routes_before_body() chose: the 307 or 503 when this node
 // does not lead the stream's group (or hosts none of it); none otherwise.
-boost::asio::awaitable<early_answer> route_before_body(connection_stream& stream, request& head,
+boost::asio::awaitable<early_answer> route_before_body(transport stream, request& head,
                                                        route& target,
                                                        service::stream_service& service,
                                                        const edge_options& options,
@@ -55,7 +55,7 @@ boost::asio::awaitable<early_answer> route_before_body(connection_stream& stream
 // `summary`; `part_upload` receives an admitted part, to be handed to
 // the exchange that answers it. `target` is taken only when the request is answered here.
 boost::asio::awaitable<early_answer> answer_before_body(
-    connection_stream& stream, request& head, route& target, service::stream_service& service,
+    transport stream, request& head, route& target, service::stream_service& service,
     const edge_options& options, answer_summary& summary,
     std::unique_ptr<service::part_upload>& part_upload,
     std::optional<std::uint64_t> content_length);

@@ -3,6 +3,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <unistd.h>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -11,6 +12,7 @@
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <sys/sendfile.h>
 
+#include "edge/h2_session.h"
 #include "edge/headers.h"
 #include "edge/http_metrics.h"
 
@@ -116,6 +118,18 @@ void throw_if_failed(const boost::system::error_code& ec) {
 
 }  // namespace
 
+std::array<std::pair<std::string_view, std::string_view>, 7> common_answer_fields(
+    std::string_view cluster_id) {
+    // HTTP/2 field names are lowercase (RFC 9113 8.2.1).
+    return {{{"server", "dstream"},
+             {"ursula-protocol", "2"},
+             {"ursula-cluster-id", cluster_id},
+             {"x-content-type-options", "nosniff"},
+             {"cross-origin-resource-policy", "cross-origin"},
+             {"access-control-allow-origin", "*"},
+             {"access-control-expose-headers", hdr::exposed_headers}}};
+}
+
 response exchange::make_response(http::status status) const {
     response res = response_to(_req, status);
     res.keep_alive(_req.keep_alive() && !_summary.close);
@@ -125,7 +139,8 @@ response exchange::make_response(http::status status) const {
 
 void exchange::set_cache_control(response& res, std::string_view directive) const {
     if (_route.where == surface::base_v1) {
-        res.set(http::field::cache_control, boost::beast::string_view(directive.data(), directive.size()));
+        res.set(http::field::cache_control,
+                boost::beast::string_view(directive.data(), directive.size()));
     }
 }
 
@@ -161,6 +176,16 @@ asio::awaitable<void> exchange::send(response& res) {
     // A HEAD answer describes the GET answer's headers and sends no body.
     if (!is_head()) res.prepare_payload();
     const std::string_view body = is_head() ? std::string_view() : std::string_view(res.body());
+    if (_io.h2 != nullptr) {
+        // The length is prepare_payload()'s, or a HEAD answer's own.
+        sent(res.result(), body.size());
+        _io.h2->respond(res.base(), _options.cluster_id, !body.empty());
+        const std::array<asio::const_buffer, 1> data{asio::buffer(body.data(), body.size())};
+        if (body.empty()) co_return;
+        if (!co_await h2_write(data)) throw_if_failed(asio::error::connection_aborted);
+        _io.h2->finish();
+        co_return;
+    }
     sent(res.result(), body.size());
     const head_text head = serialize_head(res.base(), _options.cluster_id);
     const std::array<asio::const_buffer, 2> message{asio::buffer(head), asio::buffer(body)};
@@ -192,10 +217,18 @@ head_text exchange::body_head(response& res, std::uint64_t body_bytes) {
     return serialize_head(res.base(), _options.cluster_id);
 }
 
-asio::awaitable<void> exchange::send_slices(response& res,
-                                            const std::vector<byte_slice>& slices) {
+asio::awaitable<void> exchange::send_slices(response& res, const std::vector<byte_slice>& slices) {
     std::uint64_t total = 0;
     for (const auto& s : slices) total += s.size;
+    if (_io.h2 != nullptr) {
+        h2_head(res, total);
+        if (is_head() || total == 0) co_return;
+        std::vector<asio::const_buffer> data;
+        append_buffers(data, slices);
+        if (!co_await h2_write(data)) throw_if_failed(asio::error::connection_aborted);
+        _io.h2->finish();
+        co_return;
+    }
     const head_text head = body_head(res, total);
     std::vector<asio::const_buffer> message;
     message.reserve(1 + (is_head() ? 0 : slices.size()));
@@ -206,9 +239,9 @@ asio::awaitable<void> exchange::send_slices(response& res,
     throw_if_failed(now.ec);
 }
 
-asio::awaitable<void> exchange::send_files_and_slices(
-    response& res, const std::vector<storage::file_slice>& files,
-    const std::vector<byte_slice>& slices) {
+asio::awaitable<void> exchange::send_files_and_slices(response& res,
+                                                      const std::vector<storage::file_slice>& files,
+                                                      const std::vector<byte_slice>& slices) {
     if (files.empty()) {
         co_await send_slices(res, slices);
         co_return;
@@ -216,6 +249,18 @@ asio::awaitable<void> exchange::send_files_and_slices(
     std::uint64_t total = 0;
     for (const auto& f : files) total += f.size;
     for (const auto& s : slices) total += s.size;
+    if (_io.h2 != nullptr) {
+        h2_head(res, total);
+        if (is_head() || total == 0) co_return;
+        for (const auto& f : files) {
+            if (!co_await h2_write_file(f)) throw_if_failed(asio::error::connection_aborted);
+        }
+        std::vector<asio::const_buffer> data;
+        append_buffers(data, slices);
+        if (!co_await h2_write(data)) throw_if_failed(asio::error::connection_aborted);
+        _io.h2->finish();
+        co_return;
+    }
     const head_text head = body_head(res, total);
     const std::array<asio::const_buffer, 1> head_only{asio::buffer(head)};
     throw_if_failed(co_await write(head_only, write_deadline::none));
@@ -227,12 +272,33 @@ asio::awaitable<void> exchange::send_files_and_slices(
     throw_if_failed(co_await write(rest, write_deadline::none));
 }
 
-asio::awaitable<status> exchange::send_streamed_and_slices(
-    response& res, service::cold_stream& cold, const std::vector<byte_slice>& slices) {
+asio::awaitable<status> exchange::send_streamed_and_slices(response& res,
+                                                           service::cold_stream& cold,
+                                                           const std::vector<byte_slice>& slices) {
     result<std::vector<byte_slice>> batch = co_await cold.next();
     if (!batch) co_return batch.err();
     std::uint64_t total = cold.size();
     for (const auto& s : slices) total += s.size;
+    if (_io.h2 != nullptr) {
+        h2_head(res, total);
+        std::vector<asio::const_buffer> data;
+        while (!batch->empty()) {
+            data.clear();
+            append_buffers(data, *batch);
+            if (!co_await h2_write(data)) throw_if_failed(asio::error::connection_aborted);
+            batch = co_await cold.next();
+            if (!batch) {
+                // Only a short body is honest: the stream is reset.
+                _io.h2->reset();
+                co_return ok_status();
+            }
+        }
+        data.clear();
+        append_buffers(data, slices);
+        if (!co_await h2_write(data)) throw_if_failed(asio::error::connection_aborted);
+        _io.h2->finish();
+        co_return ok_status();
+    }
     const head_text head = body_head(res, total);
     std::vector<asio::const_buffer> message{asio::buffer(head)};
     while (!batch->empty()) {
@@ -254,6 +320,13 @@ asio::awaitable<status> exchange::send_streamed_and_slices(
 }
 
 asio::awaitable<void> exchange::begin_stream(response& res) {
+    if (_io.h2 != nullptr) {
+        // DATA frames carry the events; the stream ends with the body, the
+        // connection stays.
+        sent(res.result(), 0);
+        _io.h2->respond(res.base(), _options.cluster_id, true);
+        co_return;
+    }
     res.chunked(true);
     res.keep_alive(false);
     _summary.close = true;
@@ -265,6 +338,12 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
 
 asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
     if (data.empty()) co_return true;  // an empty chunk would end the body
+    if (_io.h2 != nullptr) {
+        const std::array<asio::const_buffer, 1> piece{asio::buffer(data.data(), data.size())};
+        if (!co_await _io.h2->write(piece)) co_return false;
+        _summary.body_bytes += data.size();
+        co_return true;
+    }
     std::array<char, 20> size_line{};
     const auto [end, ignored] =
         std::to_chars(size_line.data(), size_line.data() + 16, data.size(), 16);
@@ -283,6 +362,10 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
 }
 
 asio::awaitable<void> exchange::end_stream() {
+    if (_io.h2 != nullptr) {
+        _io.h2->finish();
+        co_return;
+    }
     const std::array<asio::const_buffer, 1> last{asio::buffer("0\r\n\r\n", 5)};
     co_await write(last, write_deadline::body_timeout);
 }
@@ -292,6 +375,9 @@ exchange::written_now exchange::write_now(std::span<const asio::const_buffer> bu
     // without an asynchronous operation, a work guard or a timer. Only what
     // does not fit waits for the socket.
     written_now now;
+    // TLS takes an asynchronous write: a record the engine took cannot be
+    // handed back half written.
+    if (_io.tls != nullptr) return now;
     auto& socket = _stream.socket();
     if (!socket.non_blocking()) socket.non_blocking(true, now.ec);
     if (!now.ec) now.written = socket.write_some(buffers, now.ec);
@@ -306,7 +392,11 @@ asio::awaitable<boost::system::error_code> exchange::write_rest(
     boost::beast::buffers_suffix<std::span<const asio::const_buffer>> rest(buffers);
     rest.consume(written);
     if (deadline == write_deadline::body_timeout) _stream.expires_after(_options.body_timeout);
-    co_await asio::async_write(_stream, rest, asio::redirect_error(asio::use_awaitable, ec));
+    if (_io.tls != nullptr) {
+        co_await asio::async_write(*_io.tls, rest, asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+        co_await asio::async_write(_stream, rest, asio::redirect_error(asio::use_awaitable, ec));
+    }
     if (deadline == write_deadline::body_timeout) _stream.expires_never();
     co_return ec;
 }
@@ -320,6 +410,7 @@ asio::awaitable<boost::system::error_code> exchange::write(
 
 asio::awaitable<boost::system::error_code> exchange::write_file(const storage::file_slice& file) {
     boost::system::error_code ec;
+    if (_io.tls != nullptr) co_return co_await write_file_through_tls(file);
     auto& socket = _stream.socket();
     if (!socket.non_blocking()) socket.non_blocking(true, ec);
     if (ec) co_return ec;
@@ -344,6 +435,65 @@ asio::awaitable<boost::system::error_code> exchange::write_file(const storage::f
         if (ec) co_return ec;
     }
     co_return ec;
+}
+
+// The file's bytes must go through the TLS engine: read in pieces and
+// written as records (no sendfile; the kernel has no TLS of ours).
+asio::awaitable<boost::system::error_code> exchange::write_file_through_tls(
+    const storage::file_slice& file) {
+    constexpr std::size_t piece = 64 * 1024;
+    std::vector<char> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(file.size, piece)));
+    auto at = static_cast<off_t>(file.offset);
+    std::uint64_t left = file.size;
+    while (left > 0) {
+        const ssize_t n =
+            ::pread(file.file->fd(), buffer.data(),
+                    static_cast<std::size_t>(std::min<std::uint64_t>(left, piece)), at);
+        if (n == 0) co_return make_error_code(boost::system::errc::io_error);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            co_return boost::system::error_code(errno, boost::system::system_category());
+        }
+        at += n;
+        left -= static_cast<std::uint64_t>(n);
+        const std::array<asio::const_buffer, 1> one{
+            asio::buffer(buffer.data(), static_cast<std::size_t>(n))};
+        if (auto ec = co_await write_rest(one, 0, write_deadline::none)) co_return ec;
+    }
+    co_return boost::system::error_code{};
+}
+
+void exchange::h2_head(response& res, std::uint64_t body_bytes) {
+    res.content_length(body_bytes);
+    sent(res.result(), is_head() ? 0 : body_bytes);
+    const bool data = !is_head() && body_bytes > 0;
+    _io.h2->respond(res.base(), _options.cluster_id, data);
+}
+
+asio::awaitable<bool> exchange::h2_write(std::span<const asio::const_buffer> buffers) {
+    co_return co_await _io.h2->write(buffers);
+}
+
+// A chunk file's piece as DATA, read in pieces (HTTP/2 frames its bytes, so
+// no sendfile); the stream's window paces the reads.
+asio::awaitable<bool> exchange::h2_write_file(const storage::file_slice& file) {
+    constexpr std::size_t piece = 64 * 1024;
+    std::vector<char> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(file.size, piece)));
+    auto at = static_cast<off_t>(file.offset);
+    std::uint64_t left = file.size;
+    while (left > 0) {
+        const ssize_t n =
+            ::pread(file.file->fd(), buffer.data(),
+                    static_cast<std::size_t>(std::min<std::uint64_t>(left, piece)), at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) co_return false;
+        at += n;
+        left -= static_cast<std::uint64_t>(n);
+        const std::array<asio::const_buffer, 1> one{
+            asio::buffer(buffer.data(), static_cast<std::size_t>(n))};
+        if (!co_await _io.h2->write(one)) co_return false;
+    }
+    co_return true;
 }
 
 }  // namespace dstream::edge

@@ -1,6 +1,7 @@
 #pragma once
 // One request and the means to answer it. Handlers decide what to answer;
 // this class writes it, with the headers every answer carries.
+#include <array>
 #include <chrono>
 #include <memory>
 #include <span>
@@ -21,6 +22,7 @@
 #include "edge/read_quota.h"
 #include "edge/request_kind.h"
 #include "edge/route.h"
+#include "edge/tls_credentials.h"
 #include "runtime/clock.h"
 #include "runtime/cluster_map.h"
 #include "runtime/random.h"
@@ -55,6 +57,8 @@ struct edge_options {
     admin_plane* admin = nullptr;
     // The admin listener's bearer token; empty: none required.
     std::string admin_token;
+    // TLS on this listener (edge/tls_credentials.h); null: plain HTTP.
+    std::shared_ptr<tls_credentials> tls;
     // The inputs of live cursors and multipart boundaries.
     const runtime::clock* clock = &runtime::system_clock();
     runtime::random_source* random = &runtime::system_random();
@@ -69,13 +73,20 @@ struct answer_summary {
     bool close = false;  // the connection closes after this answer
 };
 
+// The fields every answer carries beside its own (server identity, browser
+// security headers, CORS), as HTTP/2 sends them; serialize_head() in
+// exchange.cc writes the same for HTTP/1.1.
+std::array<std::pair<std::string_view, std::string_view>, 7> common_answer_fields(
+    std::string_view cluster_id);
+
 class exchange {
 public:
     // The exchange reports its answer in `summary`; a `close` already set
     // there (a server that drains) closes the connection after it.
-    exchange(connection_stream& stream, request& req, route r, query_params q,
-             service::stream_service* service, const edge_options& options, answer_summary& summary)
-        : _stream(stream),
+    exchange(transport io, request& req, route r, query_params q, service::stream_service* service,
+             const edge_options& options, answer_summary& summary)
+        : _io(io),
+          _stream(*io.tcp),
           _req(req),
           _route(std::move(r)),
           _query(std::move(q)),
@@ -125,8 +136,7 @@ public:
     // Sends `res`'s headers with a body made of `slices` (zero-copy).
     // Waits until the client's read quota pays for `bytes` of read body.
     boost::asio::awaitable<void> pay_read_quota(std::uint64_t bytes);
-    boost::asio::awaitable<void> send_slices(response& res,
-                                             const std::vector<byte_slice>& slices);
+    boost::asio::awaitable<void> send_slices(response& res, const std::vector<byte_slice>& slices);
     // The same, with `files` (chunk files) sent first, straight from the
     // page cache with sendfile.
     boost::asio::awaitable<void> send_files_and_slices(
@@ -137,8 +147,9 @@ public:
     // nothing sent and returns its refusal for the caller to answer. A
     // failure after the head closes the connection: the client sees a body
     // short of its Content-Length, never wrong bytes.
-    boost::asio::awaitable<status> send_streamed_and_slices(
-        response& res, service::cold_stream& cold, const std::vector<byte_slice>& slices);
+    boost::asio::awaitable<status> send_streamed_and_slices(response& res,
+                                                            service::cold_stream& cold,
+                                                            const std::vector<byte_slice>& slices);
 
     // Chunked streaming (SSE).
     boost::asio::awaitable<void> begin_stream(response& res);
@@ -180,13 +191,22 @@ private:
     boost::asio::awaitable<boost::system::error_code> write(
         std::span<const boost::asio::const_buffer> buffers, write_deadline deadline);
     boost::asio::awaitable<boost::system::error_code> write_file(const storage::file_slice& file);
+    boost::asio::awaitable<boost::system::error_code> write_file_through_tls(
+        const storage::file_slice& file);
     // Sets the answer's length and keep-alive, counts it, and serializes its head.
     head_text body_head(response& res, std::uint64_t body_bytes);
+    // HTTP/2: the head (its length set, counted) sent to the stream; DATA
+    // follows unless the answer has no body.
+    void h2_head(response& res, std::uint64_t body_bytes);
+    // HTTP/2: `buffers` as DATA; false when the stream is gone.
+    boost::asio::awaitable<bool> h2_write(std::span<const boost::asio::const_buffer> buffers);
+    boost::asio::awaitable<bool> h2_write_file(const storage::file_slice& file);
 
     // Counts what was sent, once the head is on its way.
     void sent(http::status status, std::uint64_t body_bytes);
 
-    connection_stream& _stream;
+    transport _io;
+    connection_stream& _stream;  // *_io.tcp: the socket, the deadlines
     request& _req;
     route _route;
     query_params _query;

@@ -1,9 +1,34 @@
 #include "edge/http_metrics.h"
 
+#include <array>
 #include <numeric>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace dstream::edge {
+
+std::string_view name(h2_refusal r) {
+    switch (r) {
+        case h2_refusal::none:
+            return "none";
+        case h2_refusal::rapid_reset:
+            return "rapid_reset";
+        case h2_refusal::continuation_flood:
+            return "continuation_flood";
+        case h2_refusal::settings_flood:
+            return "settings_flood";
+        case h2_refusal::ping_flood:
+            return "ping_flood";
+        case h2_refusal::ack_flood:
+            return "ack_flood";
+        case h2_refusal::stall:
+            return "stall";
+        case h2_refusal::protocol:
+            return "protocol";
+    }
+    return "unknown";
+}
 
 void http_metrics::record(request_kind kind, unsigned status, std::uint64_t duration_us) {
     per_kind& k = of(kind);
@@ -51,6 +76,40 @@ void http_metrics::collect(metrics::exposition& out) const {
     }
     out.gauge("dstream_http_connections", "Open HTTP connections",
               static_cast<double>(connections.value()));
+    // The version label is the protocol's (RFC 9110 2.5: "1.1", "2"), tls
+    // whether it runs over TLS.
+    constexpr std::array<std::pair<std::string_view, std::string_view>, wire_protocol_count>
+        protocols{{{"1.1", "false"}, {"1.1", "true"}, {"2", "false"}, {"2", "true"}}};
+    out.family("dstream_http_protocol_requests_total", metric_type::counter,
+               "HTTP requests answered, by protocol version and whether over TLS");
+    for (std::size_t i = 0; i < wire_protocol_count; ++i) {
+        out.sample("dstream_http_protocol_requests_total",
+                   {{"version", protocols[i].first}, {"tls", protocols[i].second}},
+                   requests_by_protocol[i].value());
+    }
+    out.family("dstream_http_protocol_connections", metric_type::gauge,
+               "Open HTTP connections, by protocol version and whether over TLS");
+    for (std::size_t i = 0; i < wire_protocol_count; ++i) {
+        out.sample("dstream_http_protocol_connections",
+                   {{"version", protocols[i].first}, {"tls", protocols[i].second}},
+                   static_cast<double>(connections_by_protocol[i].value()));
+    }
+    out.family("dstream_tls_handshakes_total", metric_type::counter,
+               "TLS handshakes on the listeners, by result");
+    out.sample("dstream_tls_handshakes_total", {{"result", "ok"}}, tls_handshakes.value());
+    out.sample("dstream_tls_handshakes_total", {{"result", "failed"}},
+               tls_handshake_failures.value());
+    out.family("dstream_tls_reloads_total", metric_type::counter,
+               "Certificate reloads (SIGHUP), by result; a failed one keeps the previous pair");
+    out.sample("dstream_tls_reloads_total", {{"result", "ok"}}, tls_reloads.value());
+    out.sample("dstream_tls_reloads_total", {{"result", "failed"}}, tls_reload_failures.value());
+    out.family("dstream_http2_refused_connections_total", metric_type::counter,
+               "HTTP/2 connections closed for misbehaving (floods, stalled windows, protocol "
+               "errors), by reason");
+    for (std::size_t i = 1; i < h2_refusal_count; ++i) {
+        out.sample("dstream_http2_refused_connections_total",
+                   {{"reason", name(static_cast<h2_refusal>(i))}}, h2_refusals[i].value());
+    }
     out.family("dstream_live_readers", metric_type::gauge,
                "Live readers waiting for or streaming new bytes, by mode");
     out.sample("dstream_live_readers", {{"mode", "long_poll"}},

@@ -2,11 +2,13 @@
 
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -29,7 +31,7 @@ using tcp = asio::ip::tcp;
 
 // Answers a request that never reached a route: a parse failure or a body
 // over the limit (extensions 10: 413 decided before reading the body).
-asio::awaitable<void> send_early_error(connection_stream& stream, const edge_options& options,
+asio::awaitable<void> send_early_error(transport stream, const edge_options& options,
                                        answer_summary& summary, protocol::error_code code,
                                        std::string_view message) {
     request req;
@@ -46,6 +48,9 @@ asio::awaitable<void> send_early_error(connection_stream& stream, const edge_opt
 std::string_view text(beast::string_view s) { return {s.data(), s.size()}; }
 
 enum class parser_goal { head, message };
+
+// RFC 9113 3.4: the first bytes of an HTTP/2 client.
+constexpr std::string_view h2_preface{"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24};
 
 // The size of the next socket read: room the buffer already has, but at
 // least a few KiB, so that a request of that size (a head and a small body)
@@ -77,7 +82,8 @@ boost::system::error_code feed_parser(beast::flat_buffer& buffer, request_parser
 // coroutine and no socket read (Beast's composed reads cost an asynchronous
 // operation each, a post and a work guard, even for buffered bytes). Errors
 // are feed_parser()'s, end_of_stream, or the socket's.
-asio::awaitable<boost::system::error_code> read_into_parser(connection_stream& stream,
+template <class Stream>
+asio::awaitable<boost::system::error_code> read_into_parser(Stream& stream,
                                                             beast::flat_buffer& buffer,
                                                             request_parser& parser,
                                                             parser_goal goal) {
@@ -136,11 +142,55 @@ struct server::connection {
     explicit connection(connection_socket socket) : stream(std::move(socket)) {}
 
     connection_stream stream;
+    // On a TLS listener: the context of its handshake (a reload leaves it
+    // to the connections that began with it) and TLS over `stream`.
+    std::shared_ptr<boost::asio::ssl::context> tls_context;
+    std::unique_ptr<tls_stream> tls;
+    wire_protocol protocol = wire_protocol::http1;
     beast::flat_buffer buffer;
-    field_arena fields;      // of its requests and answers
-    std::string remote;      // "address:port", for the logs
-    answer_summary summary;  // of the request being answered
-    bool busy = false;       // from a request's head to the end of its answer
+    field_arena fields;        // of its requests and answers
+    std::string remote;        // "address:port", for the logs
+    answer_summary summary;    // of the request being answered
+    bool busy = false;         // from a request's head to the end of its answer
+    h2_session* h2 = nullptr;  // while the connection speaks HTTP/2
+    // The first request's head deadline runs from the connection's start:
+    // the wait for the h2c preface is part of it.
+    bool head_deadline_set = false;
+    // How the h2c check's read ended, for the HTTP/1.1 loop to see.
+    boost::system::error_code read_error;
+};
+
+// What the reader, the writer, the watchdog and the request coroutines of
+// one HTTP/2 connection share, on its strand.
+struct server::h2_link {
+    explicit h2_link(const connection_executor& ex) : wake(ex), tick(ex), done(ex) {}
+
+    // Stops everything: the socket's operations are cancelled and every
+    // stream is told the connection is gone.
+    void end(connection& conn) {
+        if (ended) return;
+        ended = true;
+        wake.cancel();
+        tick.cancel();
+        conn.stream.cancel();
+        session->close();
+    }
+    // One of the coroutines that serve_h2 waits for is done.
+    void finished() {
+        --running;
+        done.cancel();
+    }
+
+    std::shared_ptr<h2_session> session;
+    asio::steady_timer wake;  // the writer waits for output on it
+    asio::steady_timer tick;  // the watchdog's
+    asio::steady_timer done;  // serve_h2 waits for the others on it
+    std::chrono::steady_clock::time_point write_since{};
+    std::chrono::steady_clock::time_point last_request = std::chrono::steady_clock::now();
+    bool writing = false;
+    bool ended = false;
+    int running = 0;   // the writer, the watchdog and the request coroutines
+    int handlers = 0;  // the request coroutines
 };
 
 server::server(const runtime::io_contexts& io, service::stream_service& service,
@@ -187,7 +237,9 @@ void server::drain(std::function<void()> drained) {
         _draining = true;
         for (const auto& [_, conn] : _connections) {
             asio::post(conn->stream.get_executor(), [conn = conn] {
-                if (conn->busy) {
+                if (conn->h2 != nullptr) {
+                    conn->h2->drain();  // GOAWAY; its streams finish
+                } else if (conn->busy) {
                     conn->summary.close = true;
                 } else {
                     conn->stream.cancel();  // idle between requests
@@ -273,6 +325,75 @@ asio::awaitable<void> server::serve_connection(std::shared_ptr<connection> conn)
     boost::system::error_code ec;
     const auto remote = conn->stream.socket().remote_endpoint(ec);
     if (!ec) conn->remote = remote.address().to_string() + ":" + std::to_string(remote.port());
+    if (_options.tls) {
+        conn->tls_context = _options.tls->current();
+        conn->tls = std::make_unique<tls_stream>(conn->stream, *conn->tls_context);
+        // The handshake counts as the wait for the first request head.
+        conn->stream.expires_after(_options.idle_timeout);
+        co_await conn->tls->async_handshake(asio::ssl::stream_base::server,
+                                            asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            _metrics.tls_handshake_failures.inc();
+            spdlog::debug("tls handshake failed: remote={} {}", conn->remote, ec.message());
+        } else {
+            _metrics.tls_handshakes.inc();
+            const bool h2 = negotiated_protocol(conn->tls->native_handle()) == "h2";
+            conn->protocol = h2 ? wire_protocol::h2_tls : wire_protocol::http1_tls;
+            _metrics.connections_of(conn->protocol).add(1);
+            if (h2) {
+                co_await serve_h2(conn, *conn->tls);
+            } else {
+                co_await serve_http1(*conn, *conn->tls);
+            }
+            _metrics.connections_of(conn->protocol).add(-1);
+        }
+    } else {
+        // h2c: a client with prior knowledge opens with the HTTP/2 preface
+        // (RFC 9113 3.3); anything else is HTTP/1.x, whose first bytes stay
+        // in the buffer for its parser. The client listener only.
+        bool h2c = false;
+        if (_options.admin == nullptr) {
+            conn->stream.expires_after(_options.idle_timeout);
+            conn->head_deadline_set = true;
+            beast::flat_buffer& buffer = conn->buffer;
+            while (true) {
+                const std::string_view got(static_cast<const char*>(buffer.data().data()),
+                                           buffer.size());
+                const std::size_t n = std::min(got.size(), h2_preface.size());
+                if (got.substr(0, n) != h2_preface.substr(0, n)) break;
+                if (n == h2_preface.size()) {
+                    h2c = true;
+                    break;
+                }
+                const std::size_t r = co_await conn->stream.async_read_some(
+                    buffer.prepare(next_read_size(buffer, max_request_head_bytes)),
+                    asio::redirect_error(asio::use_awaitable, ec));
+                buffer.commit(r);
+                if (ec) {
+                    // Not read again: a socket at its end may not report it twice.
+                    conn->read_error = ec;
+                    break;
+                }
+            }
+        }
+        conn->protocol = h2c ? wire_protocol::h2c : wire_protocol::http1;
+        _metrics.connections_of(conn->protocol).add(1);
+        if (h2c) {
+            co_await serve_h2(conn, conn->stream);
+        } else {
+            co_await serve_http1(*conn, conn->stream);
+        }
+        _metrics.connections_of(conn->protocol).add(-1);
+    }
+    boost::system::error_code ignored;
+    conn->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    forget(conn.get());
+}
+
+template <class Stream>
+asio::awaitable<void> server::serve_http1(connection& c, Stream& stream) {
+    connection* const conn = &c;
+    boost::system::error_code ec;
     beast::flat_buffer& buffer = conn->buffer;
     while (!_draining) {
         request_parser parser(std::piecewise_construct, std::make_tuple(),
@@ -280,13 +401,20 @@ asio::awaitable<void> server::serve_connection(std::shared_ptr<connection> conn)
         prepare_head_parser(parser);
         // The whole head must arrive within the idle timeout: a client
         // sending a byte now and then (slow loris) is cut there too.
-        conn->stream.expires_after(_options.idle_timeout);
+        if (!std::exchange(conn->head_deadline_set, false)) {
+            conn->stream.expires_after(_options.idle_timeout);
+        }
         request_head_scan scan;
         std::optional<boost::system::error_code> head = take_buffered_head(buffer, scan, parser);
         while (!head) {
-            const std::size_t n = co_await conn->stream.async_read_some(
-                buffer.prepare(next_read_size(buffer, max_request_head_bytes - buffer.size())),
-                asio::redirect_error(asio::use_awaitable, ec));
+            std::size_t n = 0;
+            if (conn->read_error) {
+                ec = std::exchange(conn->read_error, {});  // the h2c check's read ended so
+            } else {
+                n = co_await stream.async_read_some(
+                    buffer.prepare(next_read_size(buffer, max_request_head_bytes - buffer.size())),
+                    asio::redirect_error(asio::use_awaitable, ec));
+            }
             buffer.commit(n);
             if (!ec) {
                 head = take_buffered_head(buffer, scan, parser);
@@ -312,23 +440,24 @@ asio::awaitable<void> server::serve_connection(std::shared_ptr<connection> conn)
         const metrics::stopwatch took;
         bool keep_open = false;
         try {
-            keep_open = co_await answer(*conn, parser, ec);
+            keep_open = co_await answer(*conn, stream, parser, ec);
         } catch (const boost::system::system_error& e) {
             // The peer went away mid-answer: nothing more to do for this connection.
             spdlog::debug("connection ended: {}", e.what());
         }
-        account(*conn, parser.get(), took.elapsed_us());
+        account(*conn, conn->summary, parser.get(), took.elapsed_us());
         conn->busy = false;
         if (!keep_open || conn->summary.close) break;
     }
-    boost::system::error_code ignored;
-    conn->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    forget(conn.get());
 }
 
-asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
+template <class Stream>
+asio::awaitable<bool> server::answer(connection& conn, Stream& socket, request_parser& parser,
                                      const boost::system::error_code& head_error) {
-    connection_stream& stream = conn.stream;
+    // What the exchanges write to; the connection's reads and its 100
+    // Continue go to `socket` itself.
+    transport stream(conn.stream);
+    if constexpr (std::is_same_v<Stream, tls_stream>) stream = transport(conn.stream, &socket);
     answer_summary& summary = conn.summary;
     if (head_error) {
         spdlog::debug("unparseable request head: {}", head_error.message());
@@ -383,8 +512,8 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     if (early == early_answer::close) co_return false;
     if (early == early_answer::body_follows) {
         // Read the body the client is sending, and drop it.
-        stream.expires_after(_options.body_timeout);
-        ec = co_await read_into_parser(stream, conn.buffer, parser, parser_goal::message);
+        conn.stream.expires_after(_options.body_timeout);
+        ec = co_await read_into_parser(socket, conn.buffer, parser, parser_goal::message);
         co_return !ec && parser.get().keep_alive();
     }
     // The body's memory is held until the answer is sent: a body without
@@ -400,12 +529,12 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     }
     if (beast::iequals(head[http::field::expect], "100-continue")) {
         http::response<http::empty_body> cont{http::status::continue_, head.version()};
-        co_await http::async_write(stream, cont, asio::use_awaitable);
+        co_await http::async_write(socket, cont, asio::use_awaitable);
     }
-    stream.expires_after(_options.body_timeout);
+    conn.stream.expires_after(_options.body_timeout);
     ec = feed_parser(conn.buffer, parser, parser_goal::message);
     if (ec == http::error::need_more) {
-        ec = co_await read_into_parser(stream, conn.buffer, parser, parser_goal::message);
+        ec = co_await read_into_parser(socket, conn.buffer, parser, parser_goal::message);
     }
     if (ec == http::error::body_limit) {
         co_await send_early_error(stream, _options, summary,
@@ -422,7 +551,7 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
         }
         co_return false;
     }
-    stream.expires_never();
+    conn.stream.expires_never();
     // The parser keeps the request: its method and target are still there
     // for the access log after a handler moved the body away.
     request& req = parser.get();
@@ -444,9 +573,10 @@ asio::awaitable<bool> server::answer(connection& conn, request_parser& parser,
     co_return keep_alive;
 }
 
-void server::account(const connection& conn, const request& head, std::uint64_t duration_us) {
-    const answer_summary& s = conn.summary;
+void server::account(const connection& conn, const answer_summary& s, const request& head,
+                     std::uint64_t duration_us) {
     _metrics.record(s.kind, s.status, duration_us);
+    _metrics.requests_of(conn.protocol).inc();
     // A 503 is a typed answer a client retries (no leader yet, backpressure),
     // counted in the metrics: in a failover the log would hold little else.
     if (s.status >= 500 && s.status != 503) {
@@ -455,9 +585,227 @@ void server::account(const connection& conn, const request& head, std::uint64_t 
                       conn.remote);
     }
     if (_access_log) {
-        _access_log->info("method={} target={} status={} bytes={} duration_us={} remote={}",
-                          text(head.method_string()), text(head.target()), s.status, s.body_bytes,
-                          duration_us, conn.remote);
+        _access_log->info(
+            "method={} target={} status={} bytes={} duration_us={} remote={} protocol={}{}",
+            text(head.method_string()), text(head.target()), s.status, s.body_bytes, duration_us,
+            conn.remote,
+            conn.protocol == wire_protocol::h2c || conn.protocol == wire_protocol::h2_tls ? "HTTP/2"
+            : head.version() == 10 ? "HTTP/1.0"
+                                   : "HTTP/1.1",
+            conn.tls ? " tls=yes" : " tls=no");
+    }
+}
+
+template <class Stream>
+asio::awaitable<void> server::serve_h2(std::shared_ptr<connection> conn, Stream& stream) {
+    // The connection's deadlines are the watchdog's and the streams' own.
+    conn->stream.expires_never();
+    h2_limits limits;
+    limits.max_header_list_bytes = max_request_head_bytes;
+    limits.max_body_bytes = _options.max_request_bytes;
+    limits.body_timeout = _options.body_timeout;
+    const connection_executor executor = conn->stream.get_executor();
+    auto link = std::make_shared<h2_link>(executor);
+    const std::weak_ptr<h2_link> weak = link;
+    link->session = std::make_shared<h2_session>(
+        executor, limits, [this, conn, weak](std::shared_ptr<h2_stream> st) {
+            const std::shared_ptr<h2_link> l = weak.lock();
+            if (!l || l->ended) return;
+            ++l->running;
+            ++l->handlers;
+            asio::co_spawn(conn->stream.get_executor(), answer_h2(conn, l, std::move(st)),
+                           asio::detached);
+        });
+    link->session->set_wake_writer([raw = link.get()] { raw->wake.cancel(); });
+    conn->h2 = link->session.get();
+    if (_draining) link->session->drain();
+    link->running += 2;
+    asio::co_spawn(executor, h2_writer(conn, stream, link), asio::detached);
+    asio::co_spawn(executor, h2_watchdog(conn, link), asio::detached);
+
+    h2_session& session = *link->session;
+    beast::flat_buffer& buffer = conn->buffer;
+    boost::system::error_code ec;
+    // Bytes read before HTTP/2 was chosen: the h2c preface, and what followed.
+    bool ok = true;
+    if (buffer.size() > 0) {
+        ok = session.receive(static_cast<const std::uint8_t*>(buffer.data().data()), buffer.size());
+        buffer.consume(buffer.size());
+        session.wake_writer();
+    }
+    while (ok && !link->ended) {
+        constexpr std::size_t read_chunk = 16 * 1024;
+        const std::size_t n = co_await stream.async_read_some(
+            buffer.prepare(read_chunk), asio::redirect_error(asio::use_awaitable, ec));
+        buffer.commit(n);
+        if (ec) break;
+        ok = session.receive(static_cast<const std::uint8_t*>(buffer.data().data()), buffer.size());
+        buffer.consume(buffer.size());
+        session.wake_writer();
+    }
+    buffer.shrink_to_fit();
+    if (ok || link->ended) {
+        link->end(*conn);  // the client left, or the connection was ended
+    } else {
+        // Refused: the writer sends the GOAWAY, then ends the connection.
+        spdlog::debug("http/2 connection refused: remote={} reason={}", conn->remote,
+                      name(session.refusal()));
+    }
+    while (link->running > 0) {
+        link->done.expires_at(asio::steady_timer::time_point::max());
+        co_await link->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    conn->h2 = nullptr;
+}
+
+template <class Stream>
+asio::awaitable<void> server::h2_writer(std::shared_ptr<connection> conn, Stream& stream,
+                                        std::shared_ptr<h2_link> link) {
+    // Frames go out in writes of up to this much.
+    constexpr std::size_t write_chunk = 64 * 1024;
+    std::string out;
+    boost::system::error_code ec;
+    while (!link->ended) {
+        out.clear();
+        link->session->take_output(out, write_chunk);
+        if (out.empty()) {
+            if (!link->session->wants_io()) break;  // GOAWAY exchanged, nothing open
+            link->wake.expires_at(asio::steady_timer::time_point::max());
+            co_await link->wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            continue;
+        }
+        link->writing = true;
+        link->write_since = std::chrono::steady_clock::now();
+        co_await asio::async_write(stream, asio::buffer(out),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+        link->writing = false;
+        if (ec) break;
+    }
+    link->end(*conn);
+    link->finished();
+}
+
+asio::awaitable<void> server::h2_watchdog(std::shared_ptr<connection> conn,
+                                          std::shared_ptr<h2_link> link) {
+    boost::system::error_code ec;
+    while (!link->ended) {
+        link->tick.expires_after(std::chrono::seconds(1));
+        co_await link->tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (link->ended) break;
+        const auto now = std::chrono::steady_clock::now();
+        // A client that takes no bytes at all (its TCP window closed): the
+        // streams' own waits cannot end it, their bytes are not sent.
+        if (link->writing && now - link->write_since > _options.body_timeout) {
+            link->session->refuse(h2_refusal::stall);
+            link->end(*conn);
+            break;
+        }
+        // Idle: no request for the idle timeout. GOAWAY, and the connection
+        // ends once the client has it (or after the idle timeout again).
+        if (link->handlers == 0 && now - link->last_request > _options.idle_timeout) {
+            if (!link->session->draining()) {
+                link->session->drain();
+            } else if (now - link->last_request > 2 * _options.idle_timeout) {
+                link->end(*conn);
+                break;
+            }
+        }
+    }
+    link->finished();
+}
+
+asio::awaitable<void> server::answer_h2(std::shared_ptr<connection> conn,
+                                        std::shared_ptr<h2_link> link,
+                                        std::shared_ptr<h2_stream> st) {
+    const metrics::stopwatch took;
+    try {
+        co_await answer_h2_stream(*conn, *st);
+    } catch (const boost::system::system_error& e) {
+        // The stream or the connection went away mid-answer.
+        spdlog::debug("http/2 stream ended: {}", e.what());
+        st->reset();
+    }
+    account(*conn, st->summary(), st->req(), took.elapsed_us());
+    --link->handlers;
+    link->last_request = std::chrono::steady_clock::now();
+    link->finished();
+}
+
+// answer() for an HTTP/2 stream: the same early answers, limits and route
+// table; the body is the stream's DATA, read by the session as it comes.
+asio::awaitable<void> server::answer_h2_stream(connection& conn, h2_stream& st) {
+    const transport io(conn.stream, &st);
+    answer_summary& summary = st.summary();
+    if (st.head_refused()) {
+        st.drop_body();
+        co_await send_early_error(
+            io, _options, summary, protocol::error_code::invalid_request,
+            "the request head exceeds " + std::to_string(max_request_head_bytes) + " bytes");
+        co_return;
+    }
+    request& head = st.req();
+    std::optional<std::uint64_t> declared;
+    if (st.has_declared_length()) declared = st.declared_length();
+    if (declared && *declared > _options.max_request_bytes) {
+        st.drop_body();
+        co_await send_early_error(io, _options, summary, protocol::error_code::request_too_large,
+                                  "request body exceeds the server's limit");
+        co_return;
+    }
+    const request_target target =
+        split_request_target(std::string_view(head.target().data(), head.target().size()));
+    result<route> resolved = resolve_route(target.path);
+    std::unique_ptr<service::part_upload> part_upload;
+    early_answer early = early_answer::none;
+    const bool admin = _options.admin != nullptr;
+    if (!admin && resolved && routes_before_body(head, *resolved, _options)) {
+        early = co_await route_before_body(io, head, *resolved, _service, _options, summary);
+    }
+    if (!admin && early == early_answer::none && resolved && !target.has_query &&
+        may_answer_before_body(head, declared, *resolved)) {
+        early = co_await answer_before_body(io, head, *resolved, _service, _options, summary,
+                                            part_upload, declared);
+    }
+    if (early != early_answer::none) {
+        // Answered from the head (extensions 5.5, 5.7): the body is not read.
+        st.drop_body();
+        co_return;
+    }
+    // The body's memory is held until the answer is sent; one still coming
+    // counts as its declared length, or as the largest allowed.
+    const std::uint64_t body_bytes =
+        st.body_complete() ? head.body().size() : declared.value_or(_options.max_request_bytes);
+    const std::optional<admission::ticket> body_share = _gate.admit_body(body_bytes);
+    if (!body_share) {
+        st.drop_body();
+        co_await send_early_error(io, _options, summary,
+                                  protocol::error_code::ingress_body_bytes_limit_reached,
+                                  "the server holds too many request bodies; retry later");
+        co_return;
+    }
+    switch (co_await st.wait_body()) {
+        case h2_stream::body_state::complete:
+            break;
+        case h2_stream::body_state::too_large:
+            st.drop_body();
+            co_await send_early_error(io, _options, summary,
+                                      protocol::error_code::request_too_large,
+                                      "request body exceeds the server's limit");
+            co_return;
+        case h2_stream::body_state::open:
+        case h2_stream::body_state::gone:
+            co_return;  // reset, or the body took longer than the body timeout
+    }
+    result<query_params> query = query_params::parse(target.query);
+    summary.kind = kind_of(head, resolved, query);
+    const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
+    exchange ex(io, head, resolved ? std::move(*resolved) : route{},
+                query ? std::move(*query) : query_params{}, &_service, _options, summary);
+    ex.hold_part_upload(std::move(part_upload));
+    if (admin) {
+        co_await dispatch_admin(ex);
+    } else {
+        co_await dispatch(ex, resolved, query);
     }
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// The HTTP/1.1 listener: accepts connections and runs one coroutine per
-// connection on its own strand, on one of the I/O threads (round robin). Keep-alive and pipelined
+// The HTTP listener: HTTP/1.1, and HTTP/2 (ALPN h2 over TLS, or h2c with
+// prior knowledge in clear), over TLS when its options carry credentials:
+// accepts connections and runs one coroutine per connection on its own
+// strand, on one of the I/O threads (round robin). Keep-alive and pipelined
 // requests are served in order; slow or idle clients time out without holding a thread.
 #include <atomic>
 #include <functional>
@@ -14,6 +16,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "edge/exchange.h"
+#include "edge/h2_session.h"
 #include "edge/request_head.h"
 #include "runtime/io_threads.h"
 #include "service/stream_service.h"
@@ -53,12 +56,34 @@ private:
     // of unfinished coroutines, whose messages take their fields from the
     // connection's arena.
     boost::asio::awaitable<void> serve_connection(std::shared_ptr<connection> conn);
+    // HTTP/1.1 on `stream`: the connection's TCP stream, or TLS over it. The
+    // one loop for both, compiled for each, so plain HTTP pays nothing for
+    // TLS being possible.
+    template <class Stream>
+    boost::asio::awaitable<void> serve_http1(connection& conn, Stream& stream);
     // Answers one request whose head was read (`head_error` set when it is
     // malformed); false when the connection must close after it.
-    boost::asio::awaitable<bool> answer(connection& conn, request_parser& parser,
+    template <class Stream>
+    boost::asio::awaitable<bool> answer(connection& conn, Stream& stream, request_parser& parser,
                                         const boost::system::error_code& head_error);
+    // HTTP/2 on `stream` (edge/h2_session.h): this coroutine reads, a
+    // writer and a watchdog run beside it, and each request is answered by
+    // a coroutine of its own on the connection's strand.
+    struct h2_link;
+    template <class Stream>
+    boost::asio::awaitable<void> serve_h2(std::shared_ptr<connection> conn, Stream& stream);
+    template <class Stream>
+    boost::asio::awaitable<void> h2_writer(std::shared_ptr<connection> conn, Stream& stream,
+                                           std::shared_ptr<h2_link> link);
+    boost::asio::awaitable<void> h2_watchdog(std::shared_ptr<connection> conn,
+                                             std::shared_ptr<h2_link> link);
+    boost::asio::awaitable<void> answer_h2(std::shared_ptr<connection> conn,
+                                           std::shared_ptr<h2_link> link,
+                                           std::shared_ptr<h2_stream> stream);
+    boost::asio::awaitable<void> answer_h2_stream(connection& conn, h2_stream& stream);
     // Metrics, the access log and the error log of one answered request.
-    void account(const connection& conn, const request& head, std::uint64_t duration_us);
+    void account(const connection& conn, const answer_summary& s, const request& head,
+                 std::uint64_t duration_us);
     void forget(const connection* conn);
 
     runtime::io_contexts _io;

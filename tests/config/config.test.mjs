@@ -54,7 +54,8 @@ function effective(args, env) {
 test('config print: every setting with its default and where it came from', () => {
     const e = effective([]);
     assert.deepEqual(Object.keys(e), [
-        'listen', 'admin_listen', 'admin_token_file', 'data_dir', 'memory', 'threads', 'groups', 'log_level', 'hot_bytes',
+        'listen', 'admin_listen', 'admin_token_file', 'tls_cert', 'tls_key', 'admin_tls_cert',
+        'admin_tls_key', 'data_dir', 'memory', 'threads', 'groups', 'log_level', 'hot_bytes',
         'chunk_cache_bytes', 'checkpoint_bytes', 'wal_segment_bytes', 'wal_sync_threads',
         'wal_preallocate', 'access_log', 'shutdown_timeout_seconds', 'staged_part_grace_seconds',
         'cold_orphan_grace_seconds', 'cold_store', 's3_endpoint', 's3_region', 's3_connect_timeout_ms',
@@ -137,6 +138,9 @@ for (const [where, args, env, message] of [
     ['flag', ['--admin-token-file', 'FILE:\n'], {}, 'setting admin_token_file: FILE must hold the token on its first line'],
     ['flag', ['--admin-listen', 'off', '--admin-token-file', 'FILE:t0ken\n'], {},
      'setting admin_token_file: the admin listener is off (--admin-listen off)'],
+    ['flag', ['--tls-cert', 'cert.pem'], {}, 'setting tls_cert: --tls-cert and --tls-key go together'],
+    ['flag', ['--admin-tls-key', 'key.pem'], {},
+     'setting admin_tls_cert: --admin-tls-cert and --admin-tls-key go together'],
     ['file', ['--config', 'FILE:hot_byte = 1\n'], {},
      "config file FILE: unknown setting 'hot_byte' (`dstream config docs` lists them)"],
     ['file', ['--config', 'FILE:threads = \n'], {}, 'config file FILE, line 1:'],

@@ -8,6 +8,10 @@
 # free port, waits for it to answer, runs vitest with DSTREAM_URL pointing at it,
 # then stops the server and removes the temp dir. Exits with vitest's status.
 # Extra server flags may be passed in DSTREAM_EXTRA_ARGS (word-split).
+# DSTREAM_TLS=1 serves HTTPS: a certificate chain made for the run
+# (tests/tls/make_certs.sh), its root trusted by Node (NODE_EXTRA_CA_CERTS)
+# and curl. DSTREAM_HTTP2=1 (with DSTREAM_TLS=1) has the suite's fetch speak
+# HTTP/2, and checks afterwards in the server's metrics that it did.
 set -euo pipefail
 
 usage() {
@@ -82,6 +86,15 @@ start_server() {
     trap 'exit 143' TERM
 
     ARGS=(serve --listen "127.0.0.1:$PORT" --data-dir "$DIR/data" --admin-listen off)
+    SCHEME=http
+    CURL_TLS=()
+    if [[ "${DSTREAM_TLS:-}" == 1 ]]; then
+        bash "$HERE/../tls/make_certs.sh" "$DIR/tls"
+        ARGS+=(--tls-cert "$DIR/tls/a.pem" --tls-key "$DIR/tls/a.key")
+        SCHEME=https
+        CURL_TLS=(--cacert "$DIR/tls/ca.pem")
+        export NODE_EXTRA_CA_CERTS="$DIR/tls/ca.pem"
+    fi
     [[ "$MODE" == memory ]] && ARGS+=(--memory)
     # shellcheck disable=SC2206
     [[ -n "${DSTREAM_EXTRA_ARGS:-}" ]] && ARGS+=($DSTREAM_EXTRA_ARGS)
@@ -91,10 +104,10 @@ start_server() {
     "$BIN" "${ARGS[@]}" >"$LOG" 2>&1 &
     SERVER_PID=$!
 
-    URL="http://127.0.0.1:$PORT"
+    URL="$SCHEME://127.0.0.1:$PORT"
     now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
     deadline=$(($(now_us) + 10000000))
-    until curl -s -o /dev/null --max-time 1 "$URL/"; do
+    until curl -s -o /dev/null --max-time 1 "${CURL_TLS[@]}" "$URL/"; do
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then
             set +e
             wait "$SERVER_PID"
@@ -137,4 +150,19 @@ set +e
 DSTREAM_URL="$URL" npx --no-install vitest run --config vitest.config.mjs "${FILTER[@]}"
 status=$?
 set -e
+# The suite must have spoken the protocol the run claims: requests counted by
+# version (dstream_http_protocol_requests_total).
+if [[ "$MODE" != external && ( "${DSTREAM_TLS:-}" == 1 || "${DSTREAM_HTTP2:-}" == 1 ) ]]; then
+    version=1.1
+    [[ "${DSTREAM_HTTP2:-}" == 1 ]] && version=2
+    tls=false
+    [[ "${DSTREAM_TLS:-}" == 1 ]] && tls=true
+    count=$(curl -s "${CURL_TLS[@]}" "$URL/__ursula/metrics" |
+        awk -v want="dstream_http_protocol_requests_total{version=\"$version\",tls=\"$tls\"}" '$1 == want { print $2 }')
+    echo "conformance: requests over HTTP/$version (tls=$tls): ${count:-0}"
+    if [[ -z "$count" || "$count" -lt 300 ]]; then
+        echo "conformance: expected the suite's requests (300 or more) over HTTP/$version with tls=$tls" >&2
+        [[ $status -eq 0 ]] && status=1
+    fi
+fi
 exit "$status"

@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import https from 'node:https';
 import { startServer } from './lib/server.mjs';
 import { uniq, expectError, RawConn, rawRequest, sleep } from './lib/http.mjs';
 
@@ -128,7 +129,7 @@ test('admission: request bodies past the node budget answer 503 INGRESS_BODY_BYT
 function getFrom(url, from) {
     return new Promise((resolve, reject) => {
         const started = Date.now();
-        const req = http.get(url, { localAddress: from }, (res) => {
+        const req = (url.startsWith('https:') ? https : http).get(url, { localAddress: from }, (res) => {
             let bytes = 0;
             res.on('data', (c) => { bytes += c.length; });
             res.on('end', () => resolve({ status: res.statusCode, bytes, ms: Date.now() - started }));

@@ -4,9 +4,8 @@
 // when it declares a body of 64 KiB or more.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { startServer } from './lib/server.mjs';
-import { uniq } from './lib/http.mjs';
+import { uniq, rawConnect } from './lib/http.mjs';
 
 let srv;
 before(async () => { srv = await startServer(); });
@@ -15,7 +14,7 @@ after(async () => { await srv.stop(); });
 // Sends `head` on a fresh socket and collects what arrives within `ms`.
 function rawExchange(head, { ms = 1500 } = {}) {
     return new Promise((resolve, reject) => {
-        const socket = net.connect(srv.leaderPort, srv.leaderHost);
+        const socket = rawConnect({ port: srv.leaderPort, host: srv.leaderHost });
         let data = '';
         let closed = false;
         socket.on('data', (d) => { data += d.toString('latin1'); });

@@ -2,9 +2,8 @@
 // requests, garbage, idle connections.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { startServer } from './lib/server.mjs';
-import { uniq, RawConn, rawRequest, parseResponse, sleep } from './lib/http.mjs';
+import { uniq, RawConn, rawRequest, parseResponse, sleep, rawConnect } from './lib/http.mjs';
 
 let srv;
 before(async () => { srv = await startServer(); });
@@ -282,7 +281,7 @@ test('RFC 9112 9.8: the server closes an idle connection after its idle timeout 
 
 test('RFC 9112 9.6: after the peer half-closes, the server still answers the request it got', async () => {
     const path = await makeStream('half');
-    const socket = net.connect({ port: srv.port, host: '127.0.0.1' });
+    const socket = rawConnect({ port: srv.port, host: '127.0.0.1' });
     const chunks = [];
     const done = new Promise((resolve) => {
         socket.on('data', (d) => chunks.push(d));

@@ -7,10 +7,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer } from '../http/lib/server.mjs';
+import { freePort, startServer } from '../http/lib/server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -49,7 +51,7 @@ function ran(r, what) {
 }
 
 test('README: the blocks are the ones this test knows how to check', () => {
-    assert.equal(BLOCKS.length, 4, 'a new ```sh block in README.md needs its checks in tests/readme');
+    assert.equal(BLOCKS.length, 5, 'a new ```sh block in README.md needs its checks in tests/readme');
     assert.match(BLOCKS[0], /^make run\b/m);
     assert.match(BLOCKS[0], /^make test\b/m);
 });
@@ -78,8 +80,40 @@ test('README: the curl block', async () => {
     assert.match(r.out, /HTTP\/1\.1 204 [^\n]*\r?\n(?:[^\n]*\n)*?Stream-Next-Offset: 00000000000000000011/i);
 });
 
+test('README: the two-line TLS start', async () => {
+    // The block as written, with a directory and a port of its own.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dstream-readme-tls-'));
+    const port = await freePort();
+    let script = BLOCKS[3].replaceAll('/tmp/dstream-certs', dir).replaceAll('127.0.0.1:4443', `127.0.0.1:${port}`);
+    const bin = process.env.DSTREAM_BIN;
+    if (bin && path.resolve(bin) !== path.join(ROOT, 'build/dstream')) {
+        script = script.replaceAll('build/dstream', bin);
+    }
+    const child = spawn('bash', ['-e', '-c', `${script.trim()}`], { cwd: ROOT, detached: true, stdio: 'ignore' });
+    try {
+        const deadline = Date.now() + 20_000;
+        let status = 0;
+        while (status !== 200) {
+            assert.ok(Date.now() < deadline, 'the node answers over HTTPS within 20 s');
+            status = await new Promise((resolve) => {
+                let ca;
+                try { ca = readFileSync(path.join(dir, 'ca.pem')); } catch { resolve(0); return; }
+                const req = https.get(`https://127.0.0.1:${port}/__ursula/health`, { ca, agent: false }, (res) => {
+                    res.resume();
+                    resolve(res.statusCode);
+                });
+                req.on('error', () => resolve(0));
+            });
+            if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+        }
+    } finally {
+        process.kill(-child.pid, 'SIGTERM');
+        rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 test('README: the conformance block against the running node', async () => {
-    const r = await run(BLOCKS[3], 400);
+    const r = await run(BLOCKS[4], 400);
     ran(r, 'conformance block');
     assert.match(r.out, /Tests\s+\d+ passed/);
     assert.doesNotMatch(r.out, /\d+ failed/);

@@ -31,6 +31,7 @@ constexpr auto leader_wait = std::chrono::seconds(15);
 struct admin_options {
     std::string url;
     std::string token_file;
+    std::string cacert;
     bool json = false;
 };
 
@@ -45,6 +46,7 @@ void add_admin_options(CLI::App& cmd, admin_options& o) {
     cmd.add_option("--admin-token-file", o.token_file,
                    "A file holding the admin listener's bearer token (serve --admin-token-file)")
         ->envname("DSTREAM_ADMIN_TOKEN_FILE");
+    add_cacert_option(cmd, o.cacert);
     cmd.add_flag("--json", o.json, "Print the outcome as one JSON object on stdout");
 }
 
@@ -70,7 +72,8 @@ int fail(const std::string& why, bool as_json) {
 // is repeated until a leader answers.
 class admin_client {
 public:
-    explicit admin_client(const admin_options& o) : _base(base_of(o.url)), _session(headers(o)) {}
+    explicit admin_client(const admin_options& o)
+        : _base(base_of(o.url)), _session(headers(o), o.cacert) {}
 
     std::string error;  // why the last call failed: for the exit's message
     bool answered = true;

@@ -82,7 +82,7 @@ void print_table(const std::vector<node_answer>& nodes) {
 }
 
 int run_status(const url_options& o) {
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     std::string failure;
     const auto first = fetch_status(s, base_of(o.common.url), failure);
     if (!first) {

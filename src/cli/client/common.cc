@@ -20,9 +20,18 @@ void add_common_options(CLI::App& cmd, common_options& o) {
     cmd.add_option(
         "-H,--header", o.headers,
         "An extra request header, 'Name: value' (repeatable), e.g. 'Authorization: Bearer T'");
+    add_cacert_option(cmd, o.cacert);
     cmd.add_flag("--json", o.json,
                  "Print the outcome as JSON on stdout: one object per answer, with its status and "
                  "headers, and the error body of a refusal");
+}
+
+void add_cacert_option(CLI::App& cmd, std::string& file) {
+    cmd.add_option("--cacert", file,
+                   "A PEM file of the certificate authorities an https:// server's certificate "
+                   "is checked against, instead of the system's (e.g. a node's self-signed one)")
+        ->envname("DSTREAM_CACERT")
+        ->check(CLI::ExistingFile);
 }
 
 CLI::App* new_client_command(CLI::App& parent, const command_text& text) {

@@ -18,11 +18,15 @@ namespace dstream::cli::client {
 struct common_options {
     std::string url;
     std::vector<std::string> headers;  // "Name: value"
+    std::string cacert;                // a PEM file of CAs for https (empty: the system's)
     bool json = false;
 };
 
-// URL (positional, http:// or https://), -H/--header and --json.
+// URL (positional, http:// or https://), -H/--header, --cacert and --json.
 void add_common_options(CLI::App& cmd, common_options& o);
+
+// --cacert FILE (env DSTREAM_CACERT): the CAs an https server is checked against.
+void add_cacert_option(CLI::App& cmd, std::string& file);
 
 // The options of a command that takes only those.
 struct url_options {

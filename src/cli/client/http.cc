@@ -7,6 +7,10 @@
 #include <stdexcept>
 #include <strings.h>
 
+#include <boost/beast/http/status.hpp>
+
+#include "edge/headers.h"
+
 namespace dstream::cli::client {
 namespace {
 
@@ -23,6 +27,27 @@ bool same_name(std::string_view a, std::string_view b) {
     return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
+// A field name as the server spells it: HTTP/2 sends names in lowercase
+// (RFC 9113 8.2.1), and the commands print the same names over either
+// protocol. The server's own fields come from its list; others are
+// capitalized word by word (content-type -> Content-Type).
+std::string canonical_name(std::string_view lower) {
+    std::string_view list = edge::hdr::exposed_headers;
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        const std::string_view name = trim(list.substr(0, comma));
+        if (same_name(name, lower)) return std::string(name);
+        list = comma == std::string_view::npos ? "" : list.substr(comma + 1);
+    }
+    std::string out(lower);
+    bool start = true;
+    for (char& c : out) {
+        if (start && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        start = c == '-';
+    }
+    return out;
+}
+
 void init_curl_once() {
     static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
     if (rc != CURLE_OK) throw std::runtime_error("libcurl: initialization failed");
@@ -34,6 +59,7 @@ struct exchange {
     response& res;
     std::string_view unsent;
     bool stopped_by_sink = false;
+    bool http2 = false;  // the answer's status line said HTTP/2
 };
 
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
@@ -49,8 +75,16 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
         std::from_chars(rest.data(), rest.data() + rest.size(), status);
         ex.res.status = status;
         ex.res.reason = std::string(trim(rest.size() > 3 ? rest.substr(3) : ""));
+        ex.http2 = !line.starts_with("HTTP/1");
+        // HTTP/2 has no reason phrase: the standard one stands in.
+        if (ex.res.reason.empty()) {
+            const auto reason = boost::beast::http::obsolete_reason(
+                static_cast<boost::beast::http::status>(static_cast<unsigned>(status)));
+            if (reason != "<unknown-status>") ex.res.reason.assign(reason.data(), reason.size());
+        }
     } else if (const auto colon = line.find(':'); colon != std::string_view::npos) {
-        ex.res.headers.emplace_back(std::string(trim(line.substr(0, colon))),
+        const std::string_view name = trim(line.substr(0, colon));
+        ex.res.headers.emplace_back(ex.http2 ? canonical_name(name) : std::string(name),
                                     std::string(trim(line.substr(colon + 1))));
     }
     return size * count;
@@ -109,8 +143,8 @@ bool response::header_is_true(std::string_view name) const {
     return v && same_name(*v, "true");
 }
 
-session::session(std::vector<std::string> extra_headers)
-    : _extra_headers(std::move(extra_headers)) {
+session::session(std::vector<std::string> extra_headers, std::string ca_file)
+    : _extra_headers(std::move(extra_headers)), _ca_file(std::move(ca_file)) {
     init_curl_once();
     _curl = curl_easy_init();
     if (_curl == nullptr) throw std::runtime_error("libcurl: cannot create a handle");
@@ -137,6 +171,7 @@ response session::perform(const request& r) {
     // to one that has): followed, with the same method and body.
     curl_easy_setopt(_curl, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(_curl, CURLOPT_MAXREDIRS, 4L);
+    if (!_ca_file.empty()) curl_easy_setopt(_curl, CURLOPT_CAINFO, _ca_file.c_str());
 
     const bool sends_body = r.body.has_value() || r.method == "PUT" || r.method == "POST";
     if (r.method == "HEAD") {

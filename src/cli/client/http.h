@@ -44,8 +44,10 @@ struct request {
 
 class session {
 public:
-    // `extra_headers` ("Name: value") go with every request, e.g. Authorization.
-    explicit session(std::vector<std::string> extra_headers);
+    // `extra_headers` ("Name: value") go with every request, e.g. Authorization;
+    // `ca_file`, a PEM file of the CAs an https server is checked against
+    // (empty: the system's).
+    explicit session(std::vector<std::string> extra_headers, std::string ca_file = {});
     ~session();
     session(const session&) = delete;
     session& operator=(const session&) = delete;
@@ -55,6 +57,7 @@ public:
 private:
     CURL* _curl;
     std::vector<std::string> _extra_headers;
+    std::string _ca_file;
 };
 
 }  // namespace dstream::cli::client

@@ -50,7 +50,7 @@ int missing_next_offset(bool json) {
 }
 
 int run_head(const url_options& o) {
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     return report(s.perform({.method = "HEAD", .url = o.common.url}), o.common.json);
 }
 
@@ -63,7 +63,7 @@ struct read_options {
 // Catch-up reads, each from the last one's Stream-Next-Offset, until one
 // says Stream-Up-To-Date (base protocol 5.6).
 int run_read(const read_options& o) {
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     progress meter("read", 0);
     std::uint64_t total = 0;
     position at{.offset = o.offset};
@@ -193,7 +193,7 @@ int tail_long_poll(session& s, const tail_options& o) {
 }
 
 int run_tail(const tail_options& o) {
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     // The stream's type says how SSE data events carry it (JSON arrays on
     // /v1/stream); the HEAD also reports a missing stream plainly.
     const response head = s.perform({.method = "HEAD", .url = o.common.url});

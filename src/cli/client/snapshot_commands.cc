@@ -81,7 +81,7 @@ int publish_in_parts(session& s, const publish_options& o, std::string_view body
 
 int run_publish(const publish_options& o) {
     const input body = input::open(o.file);
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     if (body.bytes().size() > o.part_bytes) return publish_in_parts(s, o, body.bytes());
     request r{.method = "PUT", .url = snapshot_url(o)};
     r.headers.push_back(header_line("Content-Type", o.content_type));
@@ -114,7 +114,7 @@ int run_snapshot_read(const snapshot_read_options& o) {
         };
     }
     r.on_progress = [&meter](std::uint64_t, std::uint64_t received) { meter.update(received); };
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     const response res = s.perform(r);
     if (!res.ok()) return report_failure(res, o.common.json);
     if (o.common.json) {
@@ -127,7 +127,7 @@ int run_snapshot_read(const snapshot_read_options& o) {
 
 int run_bootstrap(const url_options& options) {
     const common_options& o = options.common;
-    session s(o.headers);
+    session s(o.headers, o.cacert);
     progress meter("read", 0);
     request r{.url = o.url + "/bootstrap"};
     r.on_progress = [&meter](std::uint64_t, std::uint64_t received) { meter.update(received); };

@@ -37,7 +37,7 @@ int run_create(const create_options& o) {
         r.headers.push_back(header_line(hdr::stream_forked_from, o.forked_from));
     if (!o.fork_offset.empty())
         r.headers.push_back(header_line(hdr::stream_fork_offset, o.fork_offset));
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     if (o.file.empty()) return report(s.perform(r), o.common.json);
     const input body = input::open(o.file);
     return report(send_body(s, std::move(r), body.bytes()), o.common.json);
@@ -53,7 +53,7 @@ struct append_options {
 };
 
 int run_append(const append_options& o) {
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     std::string content_type = o.content_type;
     if (content_type.empty()) {
         // An append names the stream's content type (base protocol 5.2): ask for it.
@@ -80,12 +80,12 @@ int run_close(const close_options& o) {
     request r{.method = "POST", .url = o.common.url};
     r.headers.push_back(header_line(hdr::stream_closed, "true"));
     add_producer_headers(o.producer, r.headers);
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     return report(s.perform(r), o.common.json);
 }
 
 int run_delete(const url_options& o) {
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     return report(s.perform({.method = "DELETE", .url = o.common.url}), o.common.json);
 }
 
@@ -95,7 +95,7 @@ struct retention_options {
 };
 
 int run_retention(const retention_options& o) {
-    session s(o.common.headers);
+    session s(o.common.headers, o.common.cacert);
     return report(s.perform({.method = "PUT", .url = o.common.url + "/retention/" + o.offset}),
                   o.common.json);
 }

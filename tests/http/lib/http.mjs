@@ -1,7 +1,9 @@
 // Helpers shared by the black-box tests: unique names, error-body checks,
 // a raw HTTP/1.1 connection for cases fetch cannot express, and an SSE reader.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 
 let counter = 0;
 // A unique stream name: the runner may run files in parallel, each with its
@@ -109,12 +111,30 @@ export function parseResponse(buf, { noBody = false, untilClose = false } = {}) 
     return null;
 }
 
-// One raw TCP connection with a receive buffer.
+// A raw connection to a test server: TCP, or TLS offering HTTP/1.1 only
+// when the suite runs over HTTPS (DSTREAM_TEST_TLS_DIR, lib/server.mjs).
+export function rawConnect({ port, host = '127.0.0.1' }, onConnect) {
+    const dir = process.env.DSTREAM_TEST_TLS_DIR;
+    if (!dir) return net.connect({ port, host }, onConnect);
+    // TLS over a TCP socket of our own, which an abortive close resets (a
+    // TLS socket has no resetAndDestroy of its own).
+    const tcp = net.connect({ port, host });
+    const socket = tls.connect({ socket: tcp, ca: readFileSync(`${dir}/ca.pem`), ALPNProtocols: ['http/1.1'] },
+                               onConnect);
+    socket.resetAndDestroy = () => {
+        tcp.resetAndDestroy();
+        socket.destroy();
+        return socket;
+    };
+    return socket;
+}
+
+// One raw connection (rawConnect) with a receive buffer.
 export class RawConn {
     static async open(port, host = '127.0.0.1') {
         const c = new RawConn();
         await new Promise((resolve, reject) => {
-            c.socket = net.connect({ port, host }, resolve);
+            c.socket = rawConnect({ port, host }, resolve);
             c.socket.once('error', reject);
         });
         c.socket.on('error', (e) => { c.error = e; });

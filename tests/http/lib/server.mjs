@@ -11,7 +11,8 @@
 // DSTREAM_TEST_CLUSTER=1 (tests/cluster/http_suite.sh) puts a 3-node cluster
 // behind startServer() instead: see clusterServer() below.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync, appendFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, appendFileSync, readFileSync } from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +42,18 @@ export async function answers(url) {
     }
 }
 
+// Whether a server answers HTTPS at `url`, checked against the root `ca`.
+function answersTls(url, ca) {
+    return new Promise((resolve) => {
+        const req = https.get(url + '/', { ca, agent: false, timeout: 1000 }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(true));
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve(false));
+    });
+}
+
 export function serverBinary() {
     const bin = process.env.DSTREAM_BIN;
     if (!bin) {
@@ -58,6 +71,19 @@ export function serverBinary() {
 // suite so, against s3rver.
 export const suiteDurable = process.env.DSTREAM_TEST_DURABLE === '1';
 
+// DSTREAM_TEST_TLS_DIR (tests/tls/http_suite.sh): every server speaks HTTPS
+// with the certificate made there (tests/tls/make_certs.sh), unless a test
+// gives its own; fetch trusts its root by NODE_EXTRA_CA_CERTS, raw
+// connections by lib/http.mjs's rawConnect().
+const suiteTlsDir = process.env.DSTREAM_TEST_TLS_DIR ?? '';
+export const suiteOverTls = suiteTlsDir !== '';
+
+// For a test's options: `{ skip: notOverTls('why') }` skips it, with the
+// reason, when the suite runs over HTTPS only.
+export function notOverTls(why) {
+    return suiteOverTls ? `not over TLS: ${why}` : false;
+}
+
 function suiteArgs(testArgs) {
     const words = (process.env.DSTREAM_TEST_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean);
     const named = new Set(testArgs.filter((a) => a.startsWith('--')).map((a) => a.split('=')[0]));
@@ -70,7 +96,7 @@ function suiteArgs(testArgs) {
     return out;
 }
 
-async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir, fileLimit }) {
+async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir, fileLimit, ca }) {
     const port = fixedPort ?? (await freePort());
     // Whether stop() removes the data dir: the test's own dir never, a temp
     // dir made here (or inherited through restarts) always.
@@ -79,9 +105,13 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
     // No admin listener unless the test names one: the default address is
     // one per machine, and the test files run at once.
     const admin = extraArgs.includes('--admin-listen') ? [] : ['--admin-listen', 'off'];
+    const suiteTls = suiteTlsDir && !extraArgs.includes('--tls-cert')
+        ? ['--tls-cert', path.join(suiteTlsDir, 'a.pem'), '--tls-key', path.join(suiteTlsDir, 'a.key')]
+        : [];
+    if (suiteTls.length > 0) ca ??= readFileSync(path.join(suiteTlsDir, 'ca.pem'));
     const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir,
                   ...(memory ? ['--memory'] : []), '--log-level', 'warn', ...admin,
-                  ...(memory ? [] : suiteArgs(extraArgs)), ...extraArgs];
+                  ...(memory ? [] : suiteArgs(extraArgs)), ...suiteTls, ...extraArgs];
     // A descriptor limit is set by a shell that then becomes the server.
     const child = fileLimit
         ? spawn('sh', ['-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, bin, ...args],
@@ -102,7 +132,10 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
             resolve(exited);
         });
     });
-    const url = `http://127.0.0.1:${port}`;
+    // With --tls-cert the listener speaks HTTPS; `ca` is the root its
+    // certificate is checked against (tests/tls/make_certs.sh).
+    const tls = extraArgs.includes('--tls-cert') || suiteTls.length > 0;
+    const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
     const cleanupDir = () => { if (ownDir) rmSync(dir, { recursive: true, force: true }); };
 
     const deadline = Date.now() + 10_000;
@@ -111,7 +144,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
             cleanupDir();
             return { failed: `server exited (${JSON.stringify(exited)}) before answering:\n${log}` };
         }
-        if (await answers(url)) break;
+        if (await (tls ? answersTls(url, ca) : answers(url))) break;
         if (Date.now() > deadline) {
             child.kill('SIGKILL');
             cleanupDir();
@@ -174,7 +207,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
         async restart() {
             if (exited === null) throw new Error('restart() needs a server that has exited');
             stopped = true;
-            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir, fileLimit });
+            const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir, fileLimit, ca });
             if (again.failed) throw new Error(again.failed);
             return again;
         },
@@ -187,13 +220,13 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
 // `memory: false` runs the durable default, `memory: true` a memory node
 // whatever the suite's configuration; `dataDir` keeps the data in a
 // directory the caller owns; `fileLimit` caps the server's descriptors.
-export async function startServer({ extraArgs = [], memory, dataDir, fileLimit } = {}) {
+export async function startServer({ extraArgs = [], memory, dataDir, fileLimit, ca } = {}) {
     if (onCluster) return clusterServer({ extraArgs, memory, dataDir, fileLimit });
     memory ??= !suiteDurable;
     const bin = serverBinary();
     let last = '';
     for (let attempt = 0; attempt < 5; attempt++) {
-        const r = await startOnce(bin, { extraArgs, memory, dataDir, fileLimit });
+        const r = await startOnce(bin, { extraArgs, memory, dataDir, fileLimit, ca });
         if (!r.failed) return r;
         last = r.failed;
     }

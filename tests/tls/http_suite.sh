@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Our HTTP suite (tests/http, but the snapshot parts' file) over HTTPS: every
+# server it starts gets a certificate made for the run (make_certs.sh), and
+# fetch, raw connections and the client commands trust its root.
+#
+#   DSTREAM_BIN=build/dstream tests/tls/http_suite.sh
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/dstream-http-tls.XXXXXX")
+trap 'rm -rf "$DIR"' EXIT
+bash "$HERE/make_certs.sh" "$DIR"
+export DSTREAM_TEST_TLS_DIR=$DIR
+export NODE_EXTRA_CA_CERTS=$DIR/ca.pem
+export DSTREAM_CACERT=$DIR/ca.pem
+files=()
+for f in "$HERE"/../http/*.test.mjs; do
+    [[ $(basename "$f") == snapshot_parts.test.mjs ]] || files+=("$f")
+done
+node --test --test-reporter=spec --test-timeout=120000 "${files[@]}"
