@@ -253,7 +253,8 @@ asio::awaitable<void> exchange::send_files_and_slices(response& res,
         h2_head(res, total);
         if (is_head() || total == 0) co_return;
         for (const auto& f : files) {
-            if (!co_await h2_write_file(f)) throw_if_failed(asio::error::connection_aborted);
+            const boost::system::error_code ec = co_await write_file_in_pieces(f);
+            throw_if_failed(ec);
         }
         std::vector<asio::const_buffer> data;
         append_buffers(data, slices);
@@ -410,7 +411,7 @@ asio::awaitable<boost::system::error_code> exchange::write(
 
 asio::awaitable<boost::system::error_code> exchange::write_file(const storage::file_slice& file) {
     boost::system::error_code ec;
-    if (_io.tls != nullptr) co_return co_await write_file_through_tls(file);
+    if (_io.tls != nullptr) co_return co_await write_file_in_pieces(file);
     auto& socket = _stream.socket();
     if (!socket.non_blocking()) socket.non_blocking(true, ec);
     if (ec) co_return ec;
@@ -437,9 +438,10 @@ asio::awaitable<boost::system::error_code> exchange::write_file(const storage::f
     co_return ec;
 }
 
-// The file's bytes must go through the TLS engine: read in pieces and
-// written as records (no sendfile; the kernel has no TLS of ours).
-asio::awaitable<boost::system::error_code> exchange::write_file_through_tls(
+// A file's bytes that we must frame ourselves (TLS records, HTTP/2 DATA)
+// cannot go by sendfile: they are read in pieces and written as any other
+// bytes of the answer. On HTTP/2 the stream's window paces the reads.
+asio::awaitable<boost::system::error_code> exchange::write_file_in_pieces(
     const storage::file_slice& file) {
     constexpr std::size_t piece = 64 * 1024;
     std::vector<char> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(file.size, piece)));
@@ -449,6 +451,7 @@ asio::awaitable<boost::system::error_code> exchange::write_file_through_tls(
         const ssize_t n =
             ::pread(file.file->fd(), buffer.data(),
                     static_cast<std::size_t>(std::min<std::uint64_t>(left, piece)), at);
+        // The file ends before its piece: the answer cannot be completed.
         if (n == 0) co_return make_error_code(boost::system::errc::io_error);
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -458,7 +461,11 @@ asio::awaitable<boost::system::error_code> exchange::write_file_through_tls(
         left -= static_cast<std::uint64_t>(n);
         const std::array<asio::const_buffer, 1> one{
             asio::buffer(buffer.data(), static_cast<std::size_t>(n))};
-        if (auto ec = co_await write_rest(one, 0, write_deadline::none)) co_return ec;
+        if (_io.h2 != nullptr) {
+            if (!co_await _io.h2->write(one)) co_return asio::error::connection_aborted;
+        } else if (auto ec = co_await write_rest(one, 0, write_deadline::none)) {
+            co_return ec;
+        }
     }
     co_return boost::system::error_code{};
 }
@@ -472,28 +479,6 @@ void exchange::h2_head(response& res, std::uint64_t body_bytes) {
 
 asio::awaitable<bool> exchange::h2_write(std::span<const asio::const_buffer> buffers) {
     co_return co_await _io.h2->write(buffers);
-}
-
-// A chunk file's piece as DATA, read in pieces (HTTP/2 frames its bytes, so
-// no sendfile); the stream's window paces the reads.
-asio::awaitable<bool> exchange::h2_write_file(const storage::file_slice& file) {
-    constexpr std::size_t piece = 64 * 1024;
-    std::vector<char> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(file.size, piece)));
-    auto at = static_cast<off_t>(file.offset);
-    std::uint64_t left = file.size;
-    while (left > 0) {
-        const ssize_t n =
-            ::pread(file.file->fd(), buffer.data(),
-                    static_cast<std::size_t>(std::min<std::uint64_t>(left, piece)), at);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) co_return false;
-        at += n;
-        left -= static_cast<std::uint64_t>(n);
-        const std::array<asio::const_buffer, 1> one{
-            asio::buffer(buffer.data(), static_cast<std::size_t>(n))};
-        if (!co_await _io.h2->write(one)) co_return false;
-    }
-    co_return true;
 }
 
 }  // namespace dstream::edge

@@ -191,7 +191,8 @@ private:
     boost::asio::awaitable<boost::system::error_code> write(
         std::span<const boost::asio::const_buffer> buffers, write_deadline deadline);
     boost::asio::awaitable<boost::system::error_code> write_file(const storage::file_slice& file);
-    boost::asio::awaitable<boost::system::error_code> write_file_through_tls(
+    // A file's bytes through TLS or HTTP/2, which frame them: read in pieces.
+    boost::asio::awaitable<boost::system::error_code> write_file_in_pieces(
         const storage::file_slice& file);
     // Sets the answer's length and keep-alive, counts it, and serializes its head.
     head_text body_head(response& res, std::uint64_t body_bytes);
@@ -200,7 +201,6 @@ private:
     void h2_head(response& res, std::uint64_t body_bytes);
     // HTTP/2: `buffers` as DATA; false when the stream is gone.
     boost::asio::awaitable<bool> h2_write(std::span<const boost::asio::const_buffer> buffers);
-    boost::asio::awaitable<bool> h2_write_file(const storage::file_slice& file);
 
     // Counts what was sent, once the head is on its way.
     void sent(http::status status, std::uint64_t body_bytes);

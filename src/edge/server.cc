@@ -559,18 +559,24 @@ asio::awaitable<bool> server::answer(connection& conn, Stream& socket, request_p
     // An answer may take long (a live read): with nothing more buffered, the
     // read buffer's memory goes meanwhile, and the next read takes it again.
     if (conn.buffer.size() == 0) conn.buffer.shrink_to_fit();
+    co_await run_exchange(stream, req, std::move(resolved), target, summary, std::move(part_upload));
+    co_return keep_alive;
+}
+
+asio::awaitable<void> server::run_exchange(transport io, request& head, result<route> resolved,
+                                           const request_target& target, answer_summary& summary,
+                                           std::unique_ptr<service::part_upload> part_upload) {
     result<query_params> query = query_params::parse(target.query);
-    summary.kind = kind_of(req, resolved, query);
+    summary.kind = kind_of(head, resolved, query);
     const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
-    exchange ex(stream, req, resolved ? std::move(*resolved) : route{},
+    exchange ex(io, head, resolved ? std::move(*resolved) : route{},
                 query ? std::move(*query) : query_params{}, &_service, _options, summary);
     ex.hold_part_upload(std::move(part_upload));
-    if (admin) {
+    if (_options.admin != nullptr) {
         co_await dispatch_admin(ex);
     } else {
         co_await dispatch(ex, resolved, query);
     }
-    co_return keep_alive;
 }
 
 void server::account(const connection& conn, const answer_summary& s, const request& head,
@@ -796,17 +802,7 @@ asio::awaitable<void> server::answer_h2_stream(connection& conn, h2_stream& st) 
         case h2_stream::body_state::gone:
             co_return;  // reset, or the body took longer than the body timeout
     }
-    result<query_params> query = query_params::parse(target.query);
-    summary.kind = kind_of(head, resolved, query);
-    const metrics::gauge_hold in_flight(http_metrics::get().of(summary.kind).in_flight);
-    exchange ex(io, head, resolved ? std::move(*resolved) : route{},
-                query ? std::move(*query) : query_params{}, &_service, _options, summary);
-    ex.hold_part_upload(std::move(part_upload));
-    if (admin) {
-        co_await dispatch_admin(ex);
-    } else {
-        co_await dispatch(ex, resolved, query);
-    }
+    co_await run_exchange(io, head, std::move(resolved), target, summary, std::move(part_upload));
 }
 
 }  // namespace dstream::edge

@@ -81,6 +81,12 @@ private:
                                            std::shared_ptr<h2_link> link,
                                            std::shared_ptr<h2_stream> stream);
     boost::asio::awaitable<void> answer_h2_stream(connection& conn, h2_stream& stream);
+    // A request whose head and body are read, whatever its protocol: its
+    // exchange, dispatched by route (the admin listener's routes on it).
+    boost::asio::awaitable<void> run_exchange(transport io, request& head, result<route> resolved,
+                                              const request_target& target,
+                                              answer_summary& summary,
+                                              std::unique_ptr<service::part_upload> part_upload);
     // Metrics, the access log and the error log of one answered request.
     void account(const connection& conn, const answer_summary& s, const request& head,
                  std::uint64_t duration_us);
