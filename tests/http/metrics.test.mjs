@@ -2,7 +2,7 @@
 // (issue "Operability"; docs/metrics.md lists every metric).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, suiteOverTls } from './lib/server.mjs';
+import { startServer, suiteOverH2, suiteOverTls } from './lib/server.mjs';
 import { uniq, openSse, sleep } from './lib/http.mjs';
 import { parsePrometheus, value, total } from './lib/prometheus.mjs';
 import { coldStoreOfSuite } from './lib/files.mjs';
@@ -130,6 +130,12 @@ test('metrics: appends, bytes, streams and requests by route and status move wit
     assert.equal(appendCount(after) - appendCount(before), bodies.length);
     // The scrape itself is counted: the one before shows in the one after.
     assert.ok(requests(after, 'operator', 200) > requests(before, 'operator', 200));
+    // Counted under the protocol the suite speaks, so that a run over HTTPS
+    // or HTTP/2 shows it did.
+    const byProtocol = (m) => value(m, 'dstream_http_protocol_requests_total',
+                                    { version: suiteOverH2 ? '2' : '1.1', tls: String(suiteOverTls) }) ?? 0;
+    assert.ok(byProtocol(after) - byProtocol(before) >= bodies.length + 3,
+              `requests over HTTP/${suiteOverH2 ? '2' : '1.1'} (tls ${suiteOverTls}): ${byProtocol(after) - byProtocol(before)}`);
 
     const del = await fetch(url, { method: 'DELETE' });
     assert.equal(del.status, 204);

@@ -4,7 +4,7 @@
 // a second signal exits at once with 128 + the signal's number.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from './lib/server.mjs';
+import { notOverH2, startServer } from './lib/server.mjs';
 import { uniq, openSse, sleep, RawConn, rawRequest } from './lib/http.mjs';
 import { parsePrometheus, value } from './lib/prometheus.mjs';
 
@@ -39,7 +39,9 @@ async function liveReaders(srv) {
              poll: value(m, 'dstream_live_readers', { mode: 'long_poll' }) };
 }
 
-test('shutdown: SIGTERM answers live readers, finishes writes, exits 0, and every acknowledged write survives', async () => {
+test('shutdown: SIGTERM answers live readers, finishes writes, exits 0, and every acknowledged write survives',
+     { skip: notOverH2('undici 6 fails every request of a session on its GOAWAY, the ones the server still answers too; tests/tls/h2.test.mjs drains HTTP/2 with node:http2') },
+     async () => {
     let srv = await startServer({ memory: false, extraArgs: ['--shutdown-timeout-seconds', '20'] });
     try {
         const quiet = await create(srv, uniq('quiet'));

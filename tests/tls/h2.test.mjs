@@ -363,12 +363,16 @@ test('an idle HTTP/2 connection gets a GOAWAY after --idle-timeout and is closed
     }
 });
 
-test('a graceful stop sends GOAWAY, ends SSE streams and exits 0', async () => {
+test('a graceful stop sends GOAWAY, answers the streams in flight, ends SSE streams and exits 0', async () => {
     const srv = await startServer({ extraArgs: [] });
     try {
         const session = http2.connect(srv.url);
         await h2request(session, { ':method': 'PUT', ':path': '/v1/stream/drain', 'content-type': 'text/plain' });
         const sse = session.request({ ':method': 'GET', ':path': '/v1/stream/drain?offset=-1&live=sse' });
+        // RFC 9113 6.8: a stream begun before the GOAWAY is still answered,
+        // a waiting long-poll as at its timeout.
+        const poll = h2request(session, { ':method': 'GET',
+                                          ':path': '/v1/stream/drain?offset=now&live=long-poll&timeout_ms=60000' });
         let text = '';
         const ended = new Promise((resolve) => { sse.on('end', resolve); sse.on('close', resolve); });
         sse.setEncoding('utf8');
@@ -380,6 +384,9 @@ test('a graceful stop sends GOAWAY, ends SSE streams and exits 0', async () => {
         await goaway;
         await ended;
         assert.match(text, /event: control/);
+        const polled = await poll;
+        assert.equal(polled.status, 204);
+        assert.match(polled.headers['stream-next-offset'] ?? '', /^\d{20}$/);
         const exit = await srv.waitExit(10_000);
         assert.ok(exit, 'the server exited');
         assert.equal(exit.code, 0);

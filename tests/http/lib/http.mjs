@@ -241,7 +241,8 @@ export async function readSse(res, { done = () => false, ms = 5000, controller =
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
     let raw = '';
-    let pending = '';
+    const pieces = [];  // of the line not ended yet
+    let afterCr = false;
     const events = [];
     let current = { event: 'message', dataLines: [] , hasData: false };
     const feedLine = (line) => {
@@ -280,16 +281,24 @@ export async function readSse(res, { done = () => false, ms = 5000, controller =
             }
             const text = decoder.decode(chunk.value, { stream: true });
             raw += text;
-            pending += text;
-            // Lines end in CRLF, LF or CR.
+            // Only the new text is searched for line ends, and a line's
+            // pieces are joined once it ends: a line of many MiB (a reader's
+            // catch-up event) arrives in thousands of chunks.
+            const lineEnd = /\r\n|\n|\r/g;
+            let from = 0;
+            if (afterCr && text.startsWith('\n')) from = 1;  // the LF of a CRLF split between chunks
+            afterCr = false;
             while (true) {
-                const m = /\r\n|\n|\r/.exec(pending);
+                const m = lineEnd.exec(text);
                 if (!m) break;
-                // A lone CR at the end may be the first half of CRLF.
-                if (m[0] === '\r' && m.index === pending.length - 1) break;
-                feedLine(pending.slice(0, m.index));
-                pending = pending.slice(m.index + m[0].length);
+                if (m.index < from) continue;
+                pieces.push(text.slice(from, m.index));
+                feedLine(pieces.join(''));
+                pieces.length = 0;
+                from = m.index + m[0].length;
+                afterCr = m[0] === '\r' && from === text.length;
             }
+            if (from < text.length) pieces.push(text.slice(from));
         }
     } finally {
         if (controller) controller.abort();

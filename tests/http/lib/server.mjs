@@ -84,6 +84,15 @@ export function notOverTls(why) {
     return suiteOverTls ? `not over TLS: ${why}` : false;
 }
 
+// DSTREAM_TEST_HTTP2=1 (tests/tls/http_suite.sh --h2): the suite's fetch
+// speaks HTTP/2 (tests/tls/h2_fetch.mjs); raw connections stay HTTP/1.1.
+export const suiteOverH2 = suiteOverTls && process.env.DSTREAM_TEST_HTTP2 === '1';
+
+// `{ skip: notOverH2('why') }` skips a test, with the reason, over HTTP/2.
+export function notOverH2(why) {
+    return suiteOverH2 ? `not over HTTP/2: ${why}` : false;
+}
+
 function suiteArgs(testArgs) {
     const words = (process.env.DSTREAM_TEST_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean);
     const named = new Set(testArgs.filter((a) => a.startsWith('--')).map((a) => a.split('=')[0]));
@@ -95,6 +104,12 @@ function suiteArgs(testArgs) {
     }
     return out;
 }
+
+// Over HTTP/2 (tests/tls/h2_fetch.mjs) the suite's fetch keeps one session
+// per origin, and undici 6's keeps a session whose server was killed and
+// hangs the next request on it: a server that starts again on the same port
+// gets a fresh client.
+const forgetConnections = globalThis[Symbol.for('dstream.test.forgetConnections')] ?? (() => {});
 
 async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, ownsDir, fileLimit, ca }) {
     const port = fixedPort ?? (await freePort());
@@ -207,6 +222,7 @@ async function startOnce(bin, { extraArgs, memory, dataDir, port: fixedPort, own
         async restart() {
             if (exited === null) throw new Error('restart() needs a server that has exited');
             stopped = true;
+            forgetConnections();
             const again = await startOnce(bin, { extraArgs, memory, dataDir: dir, port, ownsDir: ownDir, fileLimit, ca });
             if (again.failed) throw new Error(again.failed);
             return again;
