@@ -19,6 +19,11 @@ inline constexpr std::size_t huge_page_buffer_bytes = std::size_t{4} << 20;
 // request the kernel refuses changes nothing.
 void advise_huge_pages(void* data, std::size_t size);
 
+// Faults in the pages of [data, data + size) for writing in one call
+// (MADV_POPULATE_WRITE), where a copy would fault them one at a time; a
+// kernel without it changes nothing.
+void populate_for_writing(void* data, std::size_t size);
+
 // `s` emptied, with room for `size` bytes, advised as above.
 void reserve_advised(std::string& s, std::size_t size);
 

@@ -13,6 +13,12 @@ namespace {
 // so long streams have few blocks.
 constexpr std::size_t min_block = 1024;
 constexpr std::size_t max_block = 1 << 20;
+// The pages of a block are faulted in this many bytes ahead of its appends,
+// in one call: a fault taken by the copy costs about 15 µs on a VM whose
+// hypervisor traps it (base/huge_pages.h), one per 4 KiB, which was 6% of
+// a `--memory` server's CPU under 1 KiB appends. Blocks this small or
+// smaller are left to fault as written: they are the idle streams' memory.
+constexpr std::size_t populate_step = 64 << 10;
 
 }  // namespace
 
@@ -37,11 +43,19 @@ void hot_bytes::append(std::string_view bytes) {
         }
         block& last = _blocks.back();
         const std::size_t n = std::min(bytes.size(), last.capacity - last.used);
+        populate_ahead(last, last.used + n);
         std::memcpy(last.data + last.used, bytes.data(), n);
         last.used += n;
         _end += n;
         bytes.remove_prefix(n);
     }
+}
+
+void hot_bytes::populate_ahead(block& b, std::size_t until) {
+    if (b.capacity <= populate_step || until <= b.populated || b.capacity >= huge_page_buffer_bytes) return;
+    const std::size_t to = std::min(b.capacity, until + populate_step);
+    populate_for_writing(b.data + b.populated, to - b.populated);
+    b.populated = to;
 }
 
 void hot_bytes::append_owned(std::string&& bytes) {

@@ -45,8 +45,11 @@ private:
         char* data = nullptr;
         std::size_t capacity = 0;
         std::size_t used = 0;
+        // Bytes from data on whose pages are faulted in (populate_ahead).
+        std::size_t populated = 0;
         std::uint64_t first_offset = 0;
     };
+    static void populate_ahead(block& b, std::size_t until);
     std::size_t find_block(std::uint64_t offset) const;
 
     std::uint64_t _base;

@@ -2,6 +2,8 @@
 #include "base/huge_pages.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <limits>
@@ -86,6 +88,41 @@ TEST(HotBytes, RepeatedAppendsOfBoundarySizesAcrossBlocks) {
             ASSERT_EQ(h.byte_at(off), all[off]) << off;
         }
     }
+}
+
+// Pieces of sizes that straddle the 64 KiB steps by which a block's pages
+// are faulted in ahead of the copies, over blocks of up to 1 MiB.
+TEST(HotBytes, AppendsAcrossThePrefaultStepsReadBackWhole) {
+    hot_bytes h;
+    std::string all;
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<std::size_t> size(1, 70000);
+    for (int i = 0; all.size() < (std::size_t{3} << 20); ++i) {
+        const std::string part = pattern(size(rng), static_cast<std::size_t>(i));
+        h.append(part);
+        all += part;
+    }
+    ASSERT_EQ(h.end_offset(), all.size());
+    EXPECT_EQ(read_all(h, 0, no_limit), all);
+}
+
+// The pages ahead of the last byte of a block past 64 KiB are faulted in
+// before an append writes them: the appends do not take one fault per page.
+// (ctest runs each test in a process of its own, where the block is fresh
+// memory; after other tests the allocator may hand out pages already used.)
+TEST(HotBytes, ThePagesAheadOfALargeBlocksEndAreResident) {
+    hot_bytes h;
+    const std::string kib = pattern(1024);
+    // Blocks of 1 KiB doubling: at 200 KiB the last holds 128 KiB, 73 used.
+    for (int i = 0; i < 200; ++i) h.append(kib);
+    std::vector<byte_slice> out;
+    h.read(h.end_offset() - 1, 1, out);
+    ASSERT_EQ(out.size(), 1u);
+    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    const std::uintptr_t ahead = (reinterpret_cast<std::uintptr_t>(out[0].data) + 48 * 1024) & ~(page - 1);
+    unsigned char resident = 0;
+    ASSERT_EQ(mincore(reinterpret_cast<void*>(ahead), page, &resident), 0);
+    EXPECT_EQ(resident & 1, 1) << "the page 48 KiB ahead of the end is not resident";
 }
 
 TEST(HotBytes, MixedAppendsIncludingThreeMiB) {
