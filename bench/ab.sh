@@ -14,6 +14,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/process.sh
+source "$ROOT/bench/lib/process.sh"
 [[ $# -ge 2 ]] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 A=$1 B=$2
 shift 2
@@ -41,10 +43,6 @@ mkdir -p "$(dirname "$RESULTS")"
 : >"$RESULTS"
 PID=""
 trap '[[ -n "$PID" ]] && kill "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 run_one() {
     local name=$1 bin=$2 port dir

@@ -15,6 +15,8 @@
 # over the rounds and the cluster / single ratios.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/process.sh
+source "$ROOT/bench/lib/process.sh"
 BIN=$ROOT/build/dstream
 BENCH=$ROOT/build/dstream-bench
 ROUNDS=3 DURATION=10 WARMUP=2 OUT=
@@ -39,9 +41,6 @@ trap cleanup EXIT
 RESULTS=$WORK/results.jsonl
 : >"$RESULTS"
 
-free_port() {
-    python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
-}
 cpu_ticks() {  # utime + stime of the processes named, in clock ticks
     local total=0 p
     for p in "$@"; do

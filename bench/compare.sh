@@ -77,6 +77,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/process.sh
+source "$ROOT/bench/lib/process.sh"
 COMMAND=$(printf '%q ' "$0" "$@")
 COMMAND=${COMMAND% }
 
@@ -286,15 +288,7 @@ BENCH_PID=""
 PERF_PID=""
 
 stop_server() {
-    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        for _ in $(seq 50); do
-            kill -0 "$SERVER_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$SERVER_PID" 2>/dev/null || true
-    fi
-    [[ -n "$SERVER_PID" ]] && { wait "$SERVER_PID" 2>/dev/null || true; }
+    stop_process "$SERVER_PID"
     SERVER_PID=""
 }
 
@@ -322,13 +316,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-free_port() {
-    node -e '
-const s = require("net").createServer();
-s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });
-'
-}
 
 now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
 

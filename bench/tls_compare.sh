@@ -35,6 +35,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/process.sh
+source "$ROOT/bench/lib/process.sh"
 
 SERVERS="nginx-tls-floor,dstream-durable,dstream-memory"
 PROTOCOLS="h1,h2"
@@ -104,15 +106,7 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/dstream-tls-compare.XXXXXX")
 SERVER_PID=""
 stop_server() {
-    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        for _ in $(seq 50); do
-            kill -0 "$SERVER_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$SERVER_PID" 2>/dev/null || true
-    fi
-    [[ -n "$SERVER_PID" ]] && { wait "$SERVER_PID" 2>/dev/null || true; }
+    stop_process "$SERVER_PID"
     SERVER_PID=""
 }
 # shellcheck disable=SC2317  # invoked from the EXIT trap
@@ -136,10 +130,6 @@ head -c "$BODY_BYTES" /dev/zero | tr '\0' 'x' >"$WORK/body"
 
 SCHEME=https
 [[ $PLAIN -eq 1 ]] && SCHEME=http
-
-free_port() {
-    node -e 'const s = require("net").createServer(); s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
-}
 
 # start_server NAME PROTOCOL DIR PORT: in the background (SERVER_PID), then
 # waits up to 15 s for an answer.

@@ -18,6 +18,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/process.sh
+source "$ROOT/bench/lib/process.sh"
 SUBSCRIBERS=1000
 RATE=10
 DURATION=20
@@ -56,10 +58,6 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # start NAME PORT DIR: starts a server in the background (SERVER_PID) and
 # waits until it answers.
