@@ -28,6 +28,17 @@ export function filesUnder(dir) {
     return out;
 }
 
+// A listed file's bytes, or null when it was removed since the listing (the
+// server's garbage collection runs while tests look).
+export function readIfPresent(file) {
+    try {
+        return readFileSync(file);
+    } catch (e) {
+        if (e.code === 'ENOENT') return null;
+        throw e;
+    }
+}
+
 // Where the suite's servers keep their cold tier: their data dir's
 // objects/, or, when the suite runs with `--cold-store s3://BUCKET/PREFIX` in
 // DSTREAM_TEST_SERVER_ARGS against s3rver (DSTREAM_TEST_S3_DIRECTORY), the
