@@ -4,11 +4,12 @@
 // and restarts from the WAL and from checkpoints.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { notOnCluster, startServer } from './lib/server.mjs';
 import { uniq, expectError, sleep } from './lib/http.mjs';
+import { filesUnder } from './lib/files.mjs';
 
 let srv;
 before(async () => { srv = await startServer(); });
@@ -122,14 +123,11 @@ test('base 4.2, ext 2.2: bytes a fork inherits that its source retained away ans
     assert.equal(await own.text(), 'own');
 });
 
-// Of the finished checkpoints only: a `.tmp` one being written may be
-// renamed between the listing and its stat.
+// Of the finished checkpoints only (a `.tmp` one is renamed when done).
+// filesUnder leaves out a file removed between the listing and its stat: a
+// group prunes its older checkpoints when it writes a new one.
 function newestCheckpointTime(dir) {
-    let newest = 0;
-    for (const name of readdirSync(dir)) {
-        if (name.endsWith('.ckpt')) newest = Math.max(newest, statSync(path.join(dir, name)).mtimeMs);
-    }
-    return newest;
+    return Math.max(0, ...filesUnder(dir).filter((f) => f.path.endsWith('.ckpt')).map((f) => f.mtimeMs));
 }
 
 test('base 4.2: forks, soft-deleted sources and their collection survive kill -9, from the WAL and from checkpoints',
