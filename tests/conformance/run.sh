@@ -146,10 +146,18 @@ if [[ -n "${DSTREAM_CONFORMANCE_EXCLUDE:-}" ]]; then
     FILTER=(--testNamePattern "^(?!${DSTREAM_CONFORMANCE_EXCLUDE})")
 fi
 
+# A JSON report beside the default one: on failure its failed tests are printed
+# last, where a log cut to its first and last lines still shows them.
+RESULTS=$(mktemp "${TMPDIR:-/tmp}/dstream-conformance-results.XXXXXX.json")
 set +e
-DSTREAM_URL="$URL" npx --no-install vitest run --config vitest.config.mjs "${FILTER[@]}"
+DSTREAM_URL="$URL" npx --no-install vitest run --config vitest.config.mjs "${FILTER[@]}" \
+    --reporter=default --reporter=json --outputFile.json="$RESULTS"
 status=$?
 set -e
+if [[ $status -ne 0 ]]; then
+    node "$HERE/failed_tests.mjs" "$RESULTS" || true
+fi
+rm -f "$RESULTS"
 # The suite must have spoken the protocol the run claims: requests counted by
 # version (dstream_http_protocol_requests_total).
 if [[ "$MODE" != external && ( "${DSTREAM_TLS:-}" == 1 || "${DSTREAM_HTTP2:-}" == 1 ) ]]; then
