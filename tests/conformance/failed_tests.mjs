@@ -1,5 +1,5 @@
 // Prints the failed tests of a vitest JSON report, one line each with the
-// first line of its error, so a log kept as its head and tail names them.
+// first lines of its error, so a log kept as its head and tail names them.
 //
 //   node failed_tests.mjs RESULTS.json
 import { readFileSync } from 'node:fs';
@@ -13,14 +13,17 @@ try {
 }
 const failed = report.testResults.flatMap((file) =>
     file.assertionResults.filter((t) => t.status === 'failed'));
-const firstLine = (text) => (text ?? '').split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+// A property test's message names its seed and counterexample on the lines
+// after the first: the first three, joined.
+const firstLines = (text) =>
+    (text ?? '').split('\n').map((l) => l.trim()).filter((l) => l !== '').slice(0, 3).join(' | ');
 for (const file of report.testResults.filter((f) => f.status === 'failed' && f.assertionResults.length === 0)) {
-    console.error(`conformance: FAILED file ${file.name}: ${firstLine(file.message)}`);
+    console.error(`conformance: FAILED file ${file.name}: ${firstLines(file.message)}`);
 }
 // The first few: a log's tail keeps a handful of lines.
 const shown = 8;
 for (const t of failed.slice(0, shown)) {
-    console.error(`conformance: FAILED ${t.fullName}: ${firstLine(t.failureMessages?.[0]).slice(0, 300)}`);
+    console.error(`conformance: FAILED ${t.fullName}: ${firstLines(t.failureMessages?.[0]).slice(0, 400)}`);
 }
 if (failed.length > shown) console.error(`conformance: and ${failed.length - shown} more failed`);
 console.error(`conformance: ${failed.length} failed of ${report.numTotalTests}`);
