@@ -84,7 +84,7 @@ soak: build
 # unavailability) and the seed, which CHAOS_SEED=... repeats.
 chaos: build
 	DSTREAM_BIN=build/dstream CHAOS_SECONDS=$(CHAOS_SECONDS) CHAOS_NODES=$(CHAOS_NODES) \
-	  tests/s3/with_s3rver.sh node --test --test-reporter=spec \
+	  tests/s3/with_s3rver.sh node --test --test-reporter=./tests/support/failures_last.mjs \
 	  --test-timeout=$$(( ($(CHAOS_SECONDS) + 300) * 1000 )) tests/cluster/chaos.test.mjs
 
 asan: deps

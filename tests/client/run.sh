@@ -10,4 +10,4 @@ if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json
 fi
 # --test-timeout (per file in Node 20): a wait of the official client that
 # never ends fails the run by name before ctest's bound.
-exec node --test --test-reporter=spec --test-timeout=90000 client.test.mjs
+exec node --test --test-reporter=../support/failures_last.mjs --test-timeout=90000 client.test.mjs

@@ -45,4 +45,4 @@ done
 
 cd "$here/../http"
 DSTREAM_BIN=$bin NO_COLOR=1 DSTREAM_TEST_CLUSTER=1 \
-    exec node --test --test-reporter=spec --test-timeout="${DSTREAM_TEST_FILE_MS:-120000}" "${paths[@]}"
+    exec node --test --test-reporter="$here/../support/failures_last.mjs" --test-timeout="${DSTREAM_TEST_FILE_MS:-120000}" "${paths[@]}"

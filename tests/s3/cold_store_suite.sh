@@ -20,6 +20,6 @@ case $suite in
     http)
         cd "$here/../http"
         DSTREAM_BIN=$bin NO_COLOR=1 DSTREAM_TEST_DURABLE=1 DSTREAM_TEST_SERVER_ARGS="$cold" \
-            exec node --test --test-reporter=spec --test-timeout="${DSTREAM_TEST_FILE_MS:-120000}" "$@" ;;
+            exec node --test --test-reporter="$here/../support/failures_last.mjs" --test-timeout="${DSTREAM_TEST_FILE_MS:-120000}" "$@" ;;
     *) echo "$0: no suite $suite" >&2; exit 2 ;;
 esac

@@ -28,4 +28,4 @@ files=()
 for f in "$HERE"/../http/*.test.mjs; do
     [[ $(basename "$f") == snapshot_parts.test.mjs ]] || files+=("$f")
 done
-node "${preload[@]}" --test --test-reporter=spec --test-timeout=120000 "${files[@]}"
+node "${preload[@]}" --test --test-reporter="$HERE/../support/failures_last.mjs" --test-timeout=120000 "${files[@]}"
