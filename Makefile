@@ -11,7 +11,7 @@ FUZZ_TARGETS ?= $(patsubst fuzz/%_fuzz.cc,%,$(wildcard fuzz/*_fuzz.cc))
 # `make sim`: seeds SIM_SEED_BASE .. SIM_SEED_BASE+SIM_SEEDS-1 of the simulation
 # (tests/sim/README.md), SIM_JOBS at a time. Without SIM_SEED_BASE the base is
 # drawn at random (and printed), so each run tries seeds nobody chose; ctest
-# runs the fixed seeds 1..800.
+# runs the fixed seeds 1..4000.
 SIM_SEEDS ?= 100
 ifndef SIM_SEED_BASE
 SIM_SEED_BASE := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')

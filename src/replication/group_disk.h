@@ -13,15 +13,6 @@
 
 namespace dstream::replication {
 
-// What makes a checkpoint a Raft snapshot, kept beside its image.
-struct snapshot_record {
-    snapshot_meta meta;
-    // The hard state when it was taken, at least as new as any hard-state
-    // record of the WAL segments the snapshot lets go.
-    std::uint64_t term = 0;
-    std::uint64_t vote = 0;
-};
-
 class group_disk : public raft_storage {
 public:
     // Where the outcome of each write goes: the token of the last write

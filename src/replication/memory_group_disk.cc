@@ -14,11 +14,11 @@ void memory_group_disk::written(std::uint64_t token) {
     });
 }
 
-void memory_group_disk::write_snapshot(std::uint64_t token, const snapshot_meta& meta,
+void memory_group_disk::write_snapshot(std::uint64_t token, const snapshot_record& record,
                                        std::string_view image) {
     {
         const std::lock_guard lock(_snapshot_mutex);
-        _snapshot_index = meta.index;
+        _snapshot_index = record.meta.index;
         _snapshot_image.assign(image);
     }
     written(token);

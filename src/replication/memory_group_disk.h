@@ -23,7 +23,8 @@ public:
     void write_entry(std::uint64_t token, std::uint64_t, const log_entry&) override {
         written(token);
     }
-    void write_snapshot(std::uint64_t token, const snapshot_meta&, std::string_view image) override;
+    void write_snapshot(std::uint64_t token, const snapshot_record& record,
+                        std::string_view image) override;
     std::optional<std::string> snapshot_image(std::uint64_t index) override;
     status save_snapshot(const snapshot_record& record,
                          const state::checkpoint_image& image) override;

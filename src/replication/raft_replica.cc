@@ -81,7 +81,8 @@ void raft_replica::create_core() {
     if (_core == nullptr) throw std::bad_alloc();
     if (raft_core_set_timeouts(_core, _options.election_ms, _options.heartbeat_ms) !=
         RAFT_CORE_OK) {
-        throw std::invalid_argument("raft: the heartbeat must be shorter than the election timeout");
+        throw std::invalid_argument(
+            "raft: the heartbeat must be shorter than the election timeout");
     }
     raft_core_set_seed(_core, static_cast<unsigned>(_options.seed ^ (_options.seed >> 32)));
     raft_core_set_pre_vote(_core, _options.pre_vote ? 1 : 0);
@@ -312,7 +313,7 @@ void raft_replica::absorb(int /*rv*/, const raft_core_update* u) {
         _entries_in_flight.clear();
         _durable_index = meta.index;
         _installing_token = _next_token++;
-        _storage.write_snapshot(_installing_token, meta, image);
+        _storage.write_snapshot(_installing_token, snapshot_record{meta, _term, _vote}, image);
         _installing.emplace(std::move(meta), std::move(image));
     }
     if ((u->flags & RAFT_CORE_UPDATE_MESSAGES) != 0) {
@@ -344,7 +345,12 @@ void raft_replica::apply_committed(std::uint64_t now) {
     if (_applying) return;  // the loop below goes on with the new commit index
     _applying = true;
     const std::uint64_t applied_before = _applied;
-    while (_applied < _commit) {
+    // Only what this replica's disk holds: a checkpoint is of the applied
+    // state, and recovery reads the log's records after it. A follower told
+    // of a commit before its own write of the entries is durable would
+    // otherwise checkpoint past them, and a crash would bring back the
+    // suffix those writes cut off.
+    while (_applied < std::min(_commit, _durable_index)) {
         const std::uint64_t index = _applied + 1;
         const log_entry* e = entry_at(index);
         if (e == nullptr) break;  // committed elsewhere, not yet here
@@ -440,6 +446,8 @@ void raft_replica::written(std::uint64_t now, std::uint64_t token) {
         const int rv = raft_core_persisted_entries(_core, now, durable, &update);
         check_fatal(_core, rv);
         absorb(rv, update);
+        // The commit index may have been ahead of this disk.
+        apply_committed(now);
     }
 }
 
@@ -556,15 +564,8 @@ void raft_replica::restart_from_durable(std::uint64_t now) {
             ++_first;
         }
     } else {
-        if (_snapshot && _durable_index < _snapshot->index) {
-            // The snapshot (durable) covers entries that are not: the log
-            // starts after it, in the snapshot's term at least.
-            _log.clear();
-            _bytes_kept = 0;
-            _first = _snapshot->index + 1;
-            _durable_index = _snapshot->index;
-            state.term = std::max(state.term, _snapshot->term);
-        }
+        // The snapshot covers only durable entries: it is of what was
+        // applied, and only durable entries are.
         state.snapshot = _snapshot;
         state.first_index = _first;
     }

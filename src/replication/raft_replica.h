@@ -14,7 +14,9 @@
 // durable before any message that depends on them leaves (messages wait for
 // the hard state written before them); an entry counts towards a commit on
 // this node only once the storage says it is durable; a follower acknowledges
-// only what is durable (libraft sends that answer after the persisted report).
+// only what is durable (libraft sends that answer after the persisted report);
+// a replica applies only entries durable on its own disk, so a checkpoint
+// never covers an entry whose write, and the cut it made, may still be lost.
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -54,6 +56,15 @@ struct snapshot_meta {
     std::vector<std::uint64_t> voters;
 };
 
+// What makes a checkpoint a Raft snapshot, kept beside its image.
+struct snapshot_record {
+    snapshot_meta meta;
+    // The hard state when it was taken, at least as new as any hard-state
+    // record of the WAL segments the snapshot lets go.
+    std::uint64_t term = 0;
+    std::uint64_t vote = 0;
+};
+
 // What a replica found on its disk.
 struct durable_state {
     std::uint64_t term = 0;  // 0: nothing ever written: a new replica bootstraps
@@ -78,8 +89,10 @@ public:
     // The entry at `index`: every entry at or after `index` written before is
     // void from here on (a conflicting suffix).
     virtual void write_entry(std::uint64_t token, std::uint64_t index, const log_entry& entry) = 0;
-    // A leader's snapshot (a checkpoint image) replaces the whole log.
-    virtual void write_snapshot(std::uint64_t token, const snapshot_meta& meta,
+    // A leader's snapshot (a checkpoint image) replaces the whole log. Its
+    // record carries the hard state as written: it replaces the checkpoint
+    // that kept the hard state of the log segments already let go.
+    virtual void write_snapshot(std::uint64_t token, const snapshot_record& record,
                                 std::string_view image) = 0;
     // The image of the snapshot covering `index`, the newest one kept, to
     // send to a follower that needs it; nothing when there is none.

@@ -60,11 +60,11 @@ void group_recovery::record(std::uint64_t index, std::string_view payload, log::
             }
             return;
         case raft_record_kind::snapshot_installed:
-            // A leader's snapshot replaced the log before it: its checkpoint
-            // is at least as new as this record, and was loaded.
-            if (!_snapshot || _snapshot->index < index) {
-                throw damaged("a leader's snapshot is recorded but its checkpoint is missing");
-            }
+            // A leader's snapshot replaced the log before it once its
+            // checkpoint, written after this record, was durable. Without
+            // one as new (a crash or a failed write between the two), the
+            // install did not happen and the log goes on as before it.
+            if (!_snapshot || _snapshot->index < index) return;
             _entries.clear();
             _first = _snapshot->index + 1;
             _last_index = std::max(_last_index, _snapshot->index);
@@ -78,7 +78,16 @@ void group_recovery::record(std::uint64_t index, std::string_view payload, log::
 }
 
 void group_recovery::entry(std::uint64_t index, log_entry e, const apply_fn& apply) {
-    if (_snapshot && index <= _snapshot->index) return;  // the checkpoint holds it
+    if (_snapshot && index <= _snapshot->index) {
+        // The checkpoint holds it. Read after entries past the checkpoint,
+        // it cut them off when it was written: they were a conflicting
+        // suffix, and the checkpoint holds the history that replaced it.
+        if (!sole_voter()) {
+            _entries.clear();
+            _last_index = _snapshot->index;
+        }
+        return;
+    }
     if (sole_voter()) {
         // A sole voter never truncates: its log only grows.
         if (index != _last_index + 1) {

@@ -36,25 +36,23 @@ void wal_group_disk::write_entry(std::uint64_t token, std::uint64_t index, const
     });
 }
 
-void wal_group_disk::write_snapshot(std::uint64_t token, const snapshot_meta& meta,
+void wal_group_disk::write_snapshot(std::uint64_t token, const snapshot_record& record,
                                     std::string_view image) {
-    // The checkpoint first, durably, then the record that says the log
-    // before it is the snapshot's: recovery never finds the record without
-    // the checkpoint. On the strand: a leader's snapshot is rare.
-    state::checkpoint_image pieces;
+    // The record that says the log before it is the snapshot's goes first,
+    // durably, and the checkpoint after it: entries the WAL holds after the
+    // record are the snapshot's log. A crash or a failed write between the
+    // two leaves a record without its checkpoint, which recovery ignores:
+    // the install did not happen, and the older checkpoint and the log
+    // before the record stand. The checkpoint first would let a crash leave
+    // it without the record, and the log it replaced would follow it.
     const std::string_view body = image.size() >= 4 ? image.substr(0, image.size() - 4) : image;
     auto owned = std::make_shared<std::string>(body);
-    pieces.pieces.push_back(byte_slice{owned, owned->data(), owned->size()});
-    const status written =
-        _checkpoints.write(_group, meta.index, encode_snapshot_header(meta, meta.term, 0), pieces);
-    _last_index = meta.index;
-    if (!written) {
-        boost::asio::post(_strand, [this, token, written] {
-            if (_report) _report(token, written);
-        });
-        return;
-    }
-    _wal.submit(_group, meta.index, encode_snapshot_installed_record(meta.term), this, token);
+    pending_install install{token, record, {}};
+    install.image.pieces.push_back(byte_slice{owned, owned->data(), owned->size()});
+    _install = std::move(install);
+    _last_index = record.meta.index;
+    _wal.submit(_group, record.meta.index, encode_snapshot_installed_record(record.meta.term), this,
+                token);
 }
 
 std::optional<std::string> wal_group_disk::snapshot_image(std::uint64_t index) {
@@ -78,9 +76,22 @@ status wal_group_disk::save_snapshot(const snapshot_record& record,
 }
 
 void wal_group_disk::on_written(std::uint64_t token, const status& st) {
-    boost::asio::post(_strand, [this, token, st] {
-        if (_report) _report(token, st);
-    });
+    boost::asio::post(_strand, [this, token, st] { report(token, st); });
+}
+
+void wal_group_disk::report(std::uint64_t token, status st) {
+    if (_install && _install->token <= token) {
+        // On the strand: a leader's snapshot is rare.
+        if (st) {
+            const pending_install& install = *_install;
+            st = _checkpoints.write(_group, install.record.meta.index,
+                                    encode_snapshot_header(install.record.meta, install.record.term,
+                                                           install.record.vote),
+                                    install.image);
+        }
+        _install.reset();
+    }
+    if (_report) _report(token, st);
 }
 
 }  // namespace dstream::replication

@@ -6,18 +6,22 @@
 
 namespace dstream::sim {
 
-group_disk::group_disk(node_disk& disk, checker& check, event_queue& events, std::uint64_t node,
-                       std::uint32_t group, std::uint64_t last_index)
-    : _disk(disk),
-      _check(check),
-      _events(events),
-      _node(node),
-      _group(group),
-      _last_index(last_index) {}
+group_disk::group_disk(node_disk& disk, checker& check, std::uint64_t node, std::uint32_t group,
+                       std::uint64_t last_index)
+    : _disk(disk), _check(check), _node(node), _group(group), _last_index(last_index) {}
 
 void group_disk::on_report(node_disk::reporter report) {
-    _report = report;
-    _disk.attach(_group, std::move(report));
+    _report = std::move(report);
+    _disk.attach(_group, [this](std::uint64_t token, bool ok) { reported(token, ok); });
+}
+
+void group_disk::reported(std::uint64_t token, bool ok) {
+    if (_install && _install->token <= token) {
+        // As wal_group_disk: the checkpoint once the record is durable.
+        if (ok) ok = _disk.write_checkpoint(_group, std::move(_install->checkpoint));
+        _install.reset();
+    }
+    if (_report) _report(token, ok);
 }
 
 void group_disk::start_view(const replication::durable_state& state) {
@@ -65,8 +69,9 @@ void group_disk::write_entry(std::uint64_t token, std::uint64_t index,
     _disk.submit(_group, index, replication::encode_entry_record(entry).joined(), token);
 }
 
-void group_disk::write_snapshot(std::uint64_t token, const replication::snapshot_meta& meta,
+void group_disk::write_snapshot(std::uint64_t token, const replication::snapshot_record& record,
                                 std::string_view image) {
+    const replication::snapshot_meta& meta = record.meta;
     _last_token = token;
     const auto chain = _check.committed_chain(_group, meta.index);
     if (!chain) {
@@ -77,18 +82,12 @@ void group_disk::write_snapshot(std::uint64_t token, const replication::snapshot
     _before_install = _view;
     _view.reset(meta.index, chain.value_or(0));
     _last_index = meta.index;
-    // As wal_group_disk: the checkpoint first, durably, then the record
-    // that says the log before it is the snapshot's.
-    node_disk::checkpoint c{meta.index,
-                            replication::encode_snapshot_header(meta, meta.term, 0),
-                            std::string(image)};
-    if (!_disk.write_checkpoint(_group, std::move(c))) {
-        // Reported later, on the strand, as the server does.
-        _events.after(0, [alive = std::weak_ptr<int>(_alive), this, token] {
-            if (!alive.expired() && _report) _report(token, false);
-        });
-        return;
-    }
+    // As wal_group_disk: the record that says the log before it is the
+    // snapshot's, durably, then the checkpoint.
+    _install = pending_install{
+        token, node_disk::checkpoint{
+                   meta.index, replication::encode_snapshot_header(meta, record.term, record.vote),
+                   std::string(image)}};
     _disk.submit(_group, meta.index, replication::encode_snapshot_installed_record(meta.term),
                  token);
 }
@@ -97,9 +96,10 @@ void group_disk::restarted(std::uint64_t last) {
     if (_before_install && last != _view.last_index()) _view = *_before_install;
     _before_install.reset();
     if (last > _view.last_index()) {
-        // It restarted after its own snapshot, which covers entries that
-        // were not durable.
-        _view.reset(last, _check.committed_chain(_group, last).value_or(0));
+        // Only a snapshot of entries that were not durable would take it there.
+        _check.fail("log model", fmt::format("g{}: n{} restarted with its log at {}, past the "
+                                             "last entry it wrote ({})",
+                                             _group, _node, last, _view.last_index()));
         return;
     }
     _view.truncate_after(last);

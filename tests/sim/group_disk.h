@@ -20,15 +20,15 @@ namespace dstream::sim {
 class group_disk final : public replication::raft_storage {
 public:
     // `last_index`: the group's last entry index recovery found.
-    group_disk(node_disk& disk, checker& check, event_queue& events, std::uint64_t node,
-               std::uint32_t group, std::uint64_t last_index);
+    group_disk(node_disk& disk, checker& check, std::uint64_t node, std::uint32_t group,
+               std::uint64_t last_index);
 
     void on_report(node_disk::reporter report);
 
     void write_hard_state(std::uint64_t token, std::uint64_t term, std::uint64_t vote) override;
     void write_entry(std::uint64_t token, std::uint64_t index,
                      const replication::log_entry& entry) override;
-    void write_snapshot(std::uint64_t token, const replication::snapshot_meta& meta,
+    void write_snapshot(std::uint64_t token, const replication::snapshot_record& record,
                         std::string_view image) override;
     std::optional<std::string> snapshot_image(std::uint64_t index) override;
 
@@ -50,17 +50,24 @@ public:
     void start_view(const replication::durable_state& state);
 
 private:
+    // A leader's snapshot whose record is on its way to the WAL.
+    struct pending_install {
+        std::uint64_t token = 0;
+        node_disk::checkpoint checkpoint;
+    };
+    // The outcome of the writes up to `token`.
+    void reported(std::uint64_t token, bool ok);
+
     node_disk& _disk;
     checker& _check;
-    event_queue& _events;
     std::uint64_t _node;
     std::uint32_t _group;
     std::uint64_t _last_index;
     node_disk::reporter _report;
     log_view _view;
     std::optional<log_view> _before_install;
+    std::optional<pending_install> _install;
     std::uint64_t _last_token = 0;
-    std::shared_ptr<int> _alive = std::make_shared<int>(0);
 };
 
 }  // namespace dstream::sim

@@ -61,8 +61,8 @@ void sim_node::start() {
             auto state = state::group_state::restore_checkpoint(c->image, group_id, index);
             if (!header || !state || group_id != g || index != c->index ||
                 header->meta.index != index) {
-                throw std::runtime_error(fmt::format("n{} g{}: checkpoint {} is damaged", _id, g,
-                                                     c->index));
+                throw std::runtime_error(
+                    fmt::format("n{} g{}: checkpoint {} is damaged", _id, g, c->index));
             }
             recovering[g].checkpoint(index, *header);
             live.group->restore(std::move(*state), index, header->meta.term);
@@ -88,7 +88,7 @@ void sim_node::start() {
         const std::uint64_t last_index = recovering[g].last_index();
         replication::durable_state recovered = recovering[g].finish();
         live.transport = std::make_unique<network::endpoint>(_w.net, _id, g);
-        live.disk = std::make_unique<group_disk>(_disk, _w.check, _w.events, _id, g, last_index);
+        live.disk = std::make_unique<group_disk>(_disk, _w.check, _id, g, last_index);
         live.disk->start_view(recovered);
         replication::raft_options raft;
         raft.node = _id;
@@ -105,9 +105,9 @@ void sim_node::start() {
                  recovered.snapshot ? recovered.snapshot->index : 0,
                  recovered.snapshot ? recovered.snapshot->term : 0, recovered.first_index,
                  recovered.first_index + recovered.entries.size() - 1);
-        live.log = std::make_unique<sim_log>(
-            sim_log::setup{_id, g, std::move(raft), std::move(recovered)}, *live.disk,
-            *live.transport, _w.events, _w.check, _w.trace);
+        live.log =
+            std::make_unique<sim_log>(sim_log::setup{_id, g, std::move(raft), std::move(recovered)},
+                                      *live.disk, *live.transport, _w.events, _w.check, _w.trace);
         live.group->attach_log(*live.log);
     }
     _groups = std::move(groups);

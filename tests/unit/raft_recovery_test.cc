@@ -4,14 +4,13 @@
 // several keeps its entries, a later entry at an index replacing the suffix;
 // the commands of segments written before the log was a Raft log are a sole
 // voter's of term 1.
-#include "replication/recovery.h"
-
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "replication/raft_records.h"
+#include "replication/recovery.h"
 
 namespace dstream::replication {
 namespace {
@@ -160,10 +159,49 @@ TEST_F(RaftRecovery, AnInstalledSnapshotVoidsTheLogBeforeIt) {
     EXPECT_EQ(s.entries[0].bytes.view(), "new");
 }
 
-TEST_F(RaftRecovery, AnInstallWithoutItsCheckpointStopsTheStart) {
+TEST_F(RaftRecovery, AnEntryTheCheckpointHoldsWrittenAfterLaterOnesCutsThemOff) {
+    // A leader of term 3 wrote 9..11; as a follower in term 4 it replaced 9
+    // and 10 and checkpointed at 10. Its old 11 is not of the log that the
+    // checkpoint ends: after term 4's 10 it would break log matching.
     group_recovery g(0, {1, 2, 3});
-    read(g, 1, entry(1, "conf", entry_kind::configuration));
-    EXPECT_THROW(read(g, 10, encode_snapshot_installed_record(3)), std::runtime_error);
+    g.checkpoint(10, snapshot_header{snapshot_meta{10, 4, 1, {1, 2, 3}}, 4, 2});
+    read(g, 9, entry(3, "9 (term 3)"));
+    read(g, 10, entry(3, "10 (term 3)"));
+    read(g, 11, entry(3, "11 (term 3)"));
+    read(g, 12, encode_hard_state_record(4, 2));
+    read(g, 9, entry(4, "9 (term 4)"));
+    read(g, 10, entry(4, "10 (term 4)"));
+    const durable_state s = g.finish();
+    ASSERT_TRUE(s.snapshot);
+    EXPECT_EQ(s.snapshot->index, 10u);
+    EXPECT_EQ(s.first_index, 11u);
+    EXPECT_TRUE(s.entries.empty());
+    // Entries written after the cut stay.
+    group_recovery later(0, {1, 2, 3});
+    later.checkpoint(10, snapshot_header{snapshot_meta{10, 4, 1, {1, 2, 3}}, 4, 2});
+    read(later, 11, entry(3, "11 (term 3)"));
+    read(later, 10, entry(4, "10 (term 4)"));
+    read(later, 11, entry(4, "11 (term 4)"));
+    const durable_state t = later.finish();
+    ASSERT_EQ(t.entries.size(), 1u);
+    EXPECT_EQ(t.entries[0].bytes.view(), "11 (term 4)");
+}
+
+TEST_F(RaftRecovery, AnInstallWhoseCheckpointWasNeverWrittenDidNotHappen) {
+    // The record goes first, the checkpoint once the record is durable: a
+    // crash between the two leaves the log as it was, and what the replica
+    // wrote after a failed checkpoint follows it.
+    group_recovery g(0, {1, 2, 3});
+    g.checkpoint(5, snapshot_header{snapshot_meta{5, 1, 1, {1, 2, 3}}, 2, 0});
+    read(g, 6, entry(1, "6"));
+    read(g, 10, encode_snapshot_installed_record(3));
+    read(g, 7, entry(2, "7"));
+    const durable_state s = g.finish();
+    ASSERT_TRUE(s.snapshot);
+    EXPECT_EQ(s.snapshot->index, 5u);
+    ASSERT_EQ(s.entries.size(), 2u);
+    EXPECT_EQ(s.entries[0].bytes.view(), "6");
+    EXPECT_EQ(s.entries[1].bytes.view(), "7");
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 // has applied.
 #include "replication/raft_replica.h"
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -19,7 +21,7 @@ struct written_record {
     std::uint64_t token = 0;
     enum class kind { hard_state, entry, snapshot } what = kind::entry;
     std::uint64_t index = 0;
-    std::uint64_t term = 0;
+    std::uint64_t term = 0;  // a snapshot's: the hard state's, not the snapshot's
     std::uint64_t vote = 0;
     log_entry entry;
 };
@@ -32,13 +34,20 @@ public:
     void write_entry(std::uint64_t token, std::uint64_t index, const log_entry& entry) override {
         records.push_back({token, written_record::kind::entry, index, entry.term, 0, entry});
     }
-    void write_snapshot(std::uint64_t token, const snapshot_meta& meta, std::string_view) override {
-        records.push_back({token, written_record::kind::snapshot, meta.index, meta.term, 0, {}});
+    void write_snapshot(std::uint64_t token, const snapshot_record& record,
+                        std::string_view) override {
+        records.push_back({token,
+                           written_record::kind::snapshot,
+                           record.meta.index,
+                           record.term,
+                           record.vote,
+                           {}});
     }
-    std::optional<std::string> snapshot_image(std::uint64_t) override { return std::nullopt; }
+    std::optional<std::string> snapshot_image(std::uint64_t) override { return image; }
 
     std::uint64_t last_token() const { return records.empty() ? 0 : records.back().token; }
     std::vector<written_record> records;
+    std::optional<std::string> image;  // the snapshot's, once one is taken
 };
 
 class no_network final : public raft_transport {
@@ -252,6 +261,126 @@ TEST(RaftReplicaPeers, AProposalOnAFollowerIsRefusedAsNotLeader) {
     const log::proposal p = replica.propose(0, "x");
     EXPECT_EQ(p.what, log::proposal::outcome::not_leader);
     EXPECT_TRUE(disk.records.size() == 2u) << "nothing of the refused proposal is written";
+}
+
+// Three replicas whose messages the test delivers and whose disks report
+// durable when the test says.
+class ThreeReplicas : public ::testing::Test {
+protected:
+    struct mailbox final : raft_transport {
+        void send(std::uint64_t to, std::string_view bytes) override {
+            queued.emplace_back(to, std::string(bytes));
+        }
+        std::vector<std::pair<std::uint64_t, std::string>> queued;
+    };
+    struct node {
+        test_disk disk;
+        mailbox out;
+        applier events;
+        std::unique_ptr<raft_replica> replica;
+    };
+
+    ThreeReplicas() {
+        raft_options options;
+        options.voters = {1, 2, 3};
+        options.pre_vote = false;
+        options.trailing = 1;
+        for (std::uint64_t id = 1; id <= 3; ++id) {
+            auto& n = nodes[id - 1];
+            options.node = id;
+            options.seed = id;
+            n.replica = std::make_unique<raft_replica>(options, n.disk, n.out, n.events);
+            n.replica->start(now, {});
+            durable(id);
+        }
+    }
+    raft_replica& replica(std::uint64_t id) { return *nodes[id - 1].replica; }
+    void durable(std::uint64_t id) {
+        auto& n = nodes[id - 1];
+        n.replica->written(now, n.disk.last_token());
+    }
+    // Delivers every queued message, and the answers they bring, but those
+    // to `cut_off`.
+    void deliver(std::uint64_t cut_off = 0) {
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (auto& from : nodes) {
+                auto queued = std::exchange(from.out.queued, {});
+                for (auto& [to, bytes] : queued) {
+                    if (to == cut_off) continue;
+                    moved = true;
+                    replica(to).receive(now, bytes);
+                }
+            }
+        }
+    }
+    // Node 1 wins an election with every disk prompt.
+    void elect_node_one() {
+        now = replica(1).next_timeout();
+        replica(1).tick(now);
+        for (int round = 0; round < 4; ++round) {
+            for (std::uint64_t id = 1; id <= 3; ++id) durable(id);
+            deliver();
+        }
+        ASSERT_TRUE(replica(1).leadership().leads());
+    }
+
+    std::uint64_t now = 1000;
+    node nodes[3];
+};
+
+TEST_F(ThreeReplicas, AFollowerAppliesACommittedEntryOnlyOnceItIsDurableOnItsOwnDisk) {
+    // A checkpoint is taken of what was applied, and recovery reads the
+    // log's records after it: an applied entry not yet durable here would
+    // let a conflicting suffix this follower cut off come back.
+    elect_node_one();
+    const log::proposal p = replica(1).propose(now, "x");
+    ASSERT_EQ(p.what, log::proposal::outcome::accepted);
+    durable(1);
+    deliver();  // node 2's write of "x" stays in flight
+    durable(3);
+    deliver();
+    ASSERT_GE(replica(1).commit_index(), p.index) << "the leader and node 3 are a majority";
+    now = replica(1).next_timeout();
+    replica(1).tick(now);  // a heartbeat tells node 2 the commit index
+    deliver();
+    EXPECT_GE(replica(2).commit_index(), p.index);
+    for (const auto& a : nodes[1].events.applied) {
+        EXPECT_NE(a.bytes, "x") << "applied before its entry was durable on this replica";
+    }
+    durable(2);
+    ASSERT_FALSE(nodes[1].events.applied.empty());
+    EXPECT_EQ(nodes[1].events.applied.back().bytes, "x");
+    EXPECT_EQ(nodes[1].events.applied.back().index, p.index);
+}
+
+TEST_F(ThreeReplicas, ALeadersSnapshotIsWrittenWithTheHardStateItsCheckpointReplaces) {
+    // The snapshot's checkpoint replaces the one that kept the hard state
+    // of the log segments already let go: with the snapshot's own term and
+    // no vote, a restart would forget this term's vote, and vote again.
+    elect_node_one();
+    const std::uint64_t term = replica(3).term();
+    ASSERT_EQ(replica(3).vote(), 1u);
+    std::uint64_t last = 0;
+    for (int i = 0; i < 4; ++i) {
+        last = replica(1).propose(now, "entry " + std::to_string(i)).index;
+        for (int round = 0; round < 2; ++round) {
+            durable(1);
+            durable(2);
+            deliver(3);
+        }
+    }
+    ASSERT_GE(replica(1).applied_index(), last);
+    nodes[0].disk.image = "the leader's image";
+    replica(1).snapshot_taken(now, last, term);
+    now = replica(1).next_timeout();
+    replica(1).tick(now);
+    deliver();
+    const auto& written = nodes[2].disk.records.back();
+    ASSERT_EQ(written.what, written_record::kind::snapshot);
+    EXPECT_EQ(written.index, last);
+    EXPECT_EQ(written.term, term);
+    EXPECT_EQ(written.vote, 1u) << "the vote node 3 cast in this term";
 }
 
 }  // namespace
