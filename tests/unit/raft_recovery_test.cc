@@ -5,6 +5,7 @@
 // the commands of segments written before the log was a Raft log are a sole
 // voter's of term 1.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -32,6 +33,21 @@ protected:
     static std::string entry(std::uint64_t term, const std::string& bytes,
                              entry_kind kind = entry_kind::command) {
         return encode_entry_record(log_entry{term, kind, byte_slice::owning(bytes)}).joined();
+    }
+    // A voter among three whose newest checkpoint is at `index` of `term`.
+    static group_recovery checkpointed_at(std::uint64_t index, std::uint64_t term,
+                                          std::uint64_t hard_term, std::uint64_t vote) {
+        group_recovery g(0, {1, 2, 3});
+        g.checkpoint(index,
+                     snapshot_header{snapshot_meta{index, term, 1, {1, 2, 3}}, hard_term, vote});
+        return g;
+    }
+    // The snapshot's index and the entries' bytes a recovery ends with.
+    using recovered_log = std::pair<std::uint64_t, std::vector<std::string>>;
+    static recovered_log log_of(const durable_state& s) {
+        std::vector<std::string> bytes;
+        for (const auto& e : s.entries) bytes.emplace_back(e.bytes.view());
+        return {s.snapshot ? s.snapshot->index : 0, bytes};
     }
     std::vector<applied_command> applied;
 };
@@ -141,9 +157,8 @@ TEST_F(RaftRecovery, AVoterAmongSeveralKeepsItsEntriesAndALaterOneReplacesTheSuf
 }
 
 TEST_F(RaftRecovery, AnInstalledSnapshotVoidsTheLogBeforeIt) {
-    group_recovery g(0, {1, 2, 3});
     // Recovery loads the newest checkpoint first: the leader's snapshot.
-    g.checkpoint(10, snapshot_header{snapshot_meta{10, 3, 1, {1, 2, 3}}, 3, 0});
+    group_recovery g = checkpointed_at(10, 3, 3, 0);
     read(g, 1, entry(1, "conf", entry_kind::configuration));
     read(g, 2, entry(1, "old"));
     // Entries of an old history past the snapshot, then the install.
@@ -152,19 +167,15 @@ TEST_F(RaftRecovery, AnInstalledSnapshotVoidsTheLogBeforeIt) {
     read(g, 10, encode_snapshot_installed_record(3));
     read(g, 11, entry(3, "new"));
     const durable_state s = g.finish();
-    ASSERT_TRUE(s.snapshot);
-    EXPECT_EQ(s.snapshot->index, 10u);
+    EXPECT_EQ(log_of(s), (recovered_log{10, {"new"}}));
     EXPECT_EQ(s.first_index, 11u);
-    ASSERT_EQ(s.entries.size(), 1u);
-    EXPECT_EQ(s.entries[0].bytes.view(), "new");
 }
 
 TEST_F(RaftRecovery, AnEntryTheCheckpointHoldsWrittenAfterLaterOnesCutsThemOff) {
     // A leader of term 3 wrote 9..11; as a follower in term 4 it replaced 9
     // and 10 and checkpointed at 10. Its old 11 is not of the log that the
     // checkpoint ends: after term 4's 10 it would break log matching.
-    group_recovery g(0, {1, 2, 3});
-    g.checkpoint(10, snapshot_header{snapshot_meta{10, 4, 1, {1, 2, 3}}, 4, 2});
+    group_recovery g = checkpointed_at(10, 4, 4, 2);
     read(g, 9, entry(3, "9 (term 3)"));
     read(g, 10, entry(3, "10 (term 3)"));
     read(g, 11, entry(3, "11 (term 3)"));
@@ -172,36 +183,25 @@ TEST_F(RaftRecovery, AnEntryTheCheckpointHoldsWrittenAfterLaterOnesCutsThemOff) 
     read(g, 9, entry(4, "9 (term 4)"));
     read(g, 10, entry(4, "10 (term 4)"));
     const durable_state s = g.finish();
-    ASSERT_TRUE(s.snapshot);
-    EXPECT_EQ(s.snapshot->index, 10u);
+    EXPECT_EQ(log_of(s), (recovered_log{10, {}}));
     EXPECT_EQ(s.first_index, 11u);
-    EXPECT_TRUE(s.entries.empty());
     // Entries written after the cut stay.
-    group_recovery later(0, {1, 2, 3});
-    later.checkpoint(10, snapshot_header{snapshot_meta{10, 4, 1, {1, 2, 3}}, 4, 2});
+    group_recovery later = checkpointed_at(10, 4, 4, 2);
     read(later, 11, entry(3, "11 (term 3)"));
     read(later, 10, entry(4, "10 (term 4)"));
     read(later, 11, entry(4, "11 (term 4)"));
-    const durable_state t = later.finish();
-    ASSERT_EQ(t.entries.size(), 1u);
-    EXPECT_EQ(t.entries[0].bytes.view(), "11 (term 4)");
+    EXPECT_EQ(log_of(later.finish()), (recovered_log{10, {"11 (term 4)"}}));
 }
 
 TEST_F(RaftRecovery, AnInstallWhoseCheckpointWasNeverWrittenDidNotHappen) {
     // The record goes first, the checkpoint once the record is durable: a
     // crash between the two leaves the log as it was, and what the replica
     // wrote after a failed checkpoint follows it.
-    group_recovery g(0, {1, 2, 3});
-    g.checkpoint(5, snapshot_header{snapshot_meta{5, 1, 1, {1, 2, 3}}, 2, 0});
+    group_recovery g = checkpointed_at(5, 1, 2, 0);
     read(g, 6, entry(1, "6"));
     read(g, 10, encode_snapshot_installed_record(3));
     read(g, 7, entry(2, "7"));
-    const durable_state s = g.finish();
-    ASSERT_TRUE(s.snapshot);
-    EXPECT_EQ(s.snapshot->index, 5u);
-    ASSERT_EQ(s.entries.size(), 2u);
-    EXPECT_EQ(s.entries[0].bytes.view(), "6");
-    EXPECT_EQ(s.entries[1].bytes.view(), "7");
+    EXPECT_EQ(log_of(g.finish()), (recovered_log{5, {"6", "7"}}));
 }
 
 }  // namespace
