@@ -5,7 +5,8 @@
 #   bench/compare.sh [--scenario append|fanout|catchup|longpoll]
 #                    [--duration S] [--warmup S] [--pairs N] [--quick]
 #                    [--surface v1|bucket] [--servers LIST] [--threads N]
-#                    [--ref-file-handles N] [--hot-bytes N] [--perf-stat]
+#                    [--ref-file-handles N] [--hot-bytes N] [--io-threads N]
+#                    [--perf-stat]
 #                    [--dstream PATH] [--bench PATH] [--out DIR]
 #     append:   [--streams N] [--connections C] [--body-bytes B] [--producer]
 #     fanout:   [--subscribers M] [--rate R] [--body-bytes B] [--writers W]
@@ -15,6 +16,11 @@
 # --hot-bytes N gives the durable dstream servers that hot tier (their
 # default is 256 MiB): with a small one, and --settle S seconds between the
 # fill and the reads, a catch-up reads cold chunks, not memory.
+#
+# --threads N is the generator's; --io-threads N starts every dstream server
+# with --threads N (its I/O threads; without it, the server's default). The
+# floors run one process with one event loop, so `--io-threads 1` compares
+# like with like.
 #
 # --out DIR keeps results.jsonl (one dstream-bench JSON line per run) and
 # report.md there.
@@ -107,6 +113,7 @@ BENCH_BIN=""
 OUT=""
 REF_FILE_HANDLES=""
 HOT_BYTES=""
+IO_THREADS=""
 SETTLE=0
 PERF_STAT=0
 
@@ -140,6 +147,7 @@ while [[ $# -gt 0 ]]; do
         --out) need_value "$@"; OUT=$2; shift 2 ;;
         --ref-file-handles) need_value "$@"; REF_FILE_HANDLES=$2; shift 2 ;;
         --hot-bytes) need_value "$@"; HOT_BYTES=$2; shift 2 ;;
+        --io-threads) need_value "$@"; IO_THREADS=$2; shift 2 ;;
         --settle) need_value "$@"; SETTLE=$2; shift 2 ;;
         --producer) PRODUCER=1; shift ;;
         --perf-stat) PERF_STAT=1; shift ;;
@@ -166,7 +174,7 @@ done
 for n in DURATION WARMUP SETTLE; do
     [[ "${!n}" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "compare: $(flag $n) must be a number of seconds" >&2; exit 2; }
 done
-for n in STREAMS BODY_BYTES STREAM_BYTES; do
+for n in STREAMS BODY_BYTES STREAM_BYTES IO_THREADS; do
     [[ -z "${!n}" || "${!n}" =~ ^[1-9][0-9]*$ ]] || { echo "compare: $(flag $n) must be a positive integer" >&2; exit 2; }
 done
 [[ -z "$RATE" || "$RATE" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "compare: --rate must be a number of messages per second" >&2; exit 2; }
@@ -326,6 +334,8 @@ start_server() {
     local log="$dir/server.log"
     local hot=()
     [[ -n "$HOT_BYTES" ]] && hot=(--hot-bytes "$HOT_BYTES")
+    local io=()
+    [[ -n "$IO_THREADS" ]] && io=(--threads "$IO_THREADS")
     mkdir -p "$dir/data"
     case "$name" in
         reference-memory) node "$ROOT/bench/load/reference-server.mjs" --port "$port" >"$log" 2>&1 & ;;
@@ -334,10 +344,10 @@ start_server() {
             [[ -n "$REF_FILE_HANDLES" ]] && extra=(--max-file-handles "$REF_FILE_HANDLES")
             node "$ROOT/bench/load/reference-server.mjs" --port "$port" --data-dir "$dir/data" "${extra[@]}" >"$log" 2>&1 &
             ;;
-        dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" >"$log" 2>&1 & ;;
-        dstream-memory) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" --memory >"$log" 2>&1 & ;;
+        dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" "${io[@]}" >"$log" 2>&1 & ;;
+        dstream-memory) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" --memory "${io[@]}" >"$log" 2>&1 & ;;
         dstream-s3)
-            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" \
+            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" "${io[@]}" \
                 --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/bench" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" >"$log" 2>&1 &
             ;;
         nginx-floor)
@@ -505,7 +515,7 @@ cat <<EOF
 - load average (1/5/15 min): $LOAD_BEFORE before, $LOAD_AFTER after
 - command: \`$COMMAND\`
 - scenario: $SCENARIO_TEXT, $SURFACE URL layout, $THREADS generator thread(s), $PAIRS round(s) of: ${SERVERS//,/, }
-- dstream: $DSTREAM_BIN (source tree at git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}${HOT_BYTES:+; durable dstream servers with --hot-bytes $HOT_BYTES}; generator: $BENCH_BIN
+- dstream: $DSTREAM_BIN (source tree at git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}${HOT_BYTES:+; durable dstream servers with --hot-bytes $HOT_BYTES}${IO_THREADS:+; dstream servers with --threads $IO_THREADS}; generator: $BENCH_BIN
 
 EOF
 node "$ROOT/bench/load/compare-table.mjs" "$RESULTS"

@@ -5,7 +5,7 @@
 #   bench/tls_compare.sh [--servers LIST] [--protocols LIST] [--rounds N]
 #                        [--requests N] [--streams N] [--connections C]
 #                        [--body-bytes B] [--h2-streams M] [--plain]
-#                        [--dstream PATH] [--out FILE]
+#                        [--io-threads N] [--dstream PATH] [--out FILE]
 #
 # The load is the append scenario of bench/compare.sh (500 streams, 64
 # connections with one request in flight each, 1 KiB bodies) driven by
@@ -23,7 +23,9 @@
 #   dstream-memory    the same with --memory
 # Protocols: h1 (HTTP/1.1, ALPN http/1.1) and h2 (HTTP/2, ALPN h2). --plain
 # runs the same without TLS (h2 as h2c with prior knowledge), whose h1 figures
-# can be read beside bench/compare.sh's.
+# can be read beside bench/compare.sh's. --io-threads N starts dstream with
+# --threads N (its I/O threads; without it, the server's default); the floor
+# is one process with one event loop.
 #
 # A run: start the server, create the streams (curl PUTs; the floor keeps
 # none and answers every POST alike), a warm-up of a
@@ -48,6 +50,7 @@ BODY_BYTES=1024
 H2_STREAMS=1
 PLAIN=0
 DSTREAM_BIN="$ROOT/build/dstream"
+IO_THREADS=""
 OUT=""
 
 usage() {
@@ -67,6 +70,7 @@ while [[ $# -gt 0 ]]; do
         --h2-streams) need_value "$@"; H2_STREAMS=$2; shift 2 ;;
         --plain) PLAIN=1; shift ;;
         --dstream) need_value "$@"; DSTREAM_BIN=$2; shift 2 ;;
+        --io-threads) need_value "$@"; IO_THREADS=$2; shift 2 ;;
         --out) need_value "$@"; OUT=$2; shift 2 ;;
         -h | --help) usage ;;
         *) echo "tls_compare: unknown argument '$1'" >&2; usage ;;
@@ -80,6 +84,8 @@ for s in "${SERVER_LIST[@]}"; do
         *) echo "tls_compare: unknown server '$s'" >&2; exit 2 ;;
     esac
 done
+[[ -z "$IO_THREADS" || "$IO_THREADS" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "tls_compare: --io-threads must be a positive integer" >&2; exit 2; }
 for p in "${PROTOCOL_LIST[@]}"; do
     [[ "$p" == h1 || "$p" == h2 ]] || { echo "tls_compare: unknown protocol '$p' (h1, h2)" >&2; exit 2; }
 done
@@ -136,15 +142,16 @@ SCHEME=https
 start_server() {
     local name=$1 protocol=$2 dir=$3 port=$4
     local log="$dir/server.log"
-    local tls=()
-    [[ $PLAIN -eq 0 ]] && tls=(--tls-cert "$CERT" --tls-key "$KEY")
+    local server_args=()
+    [[ $PLAIN -eq 0 ]] && server_args=(--tls-cert "$CERT" --tls-key "$KEY")
+    [[ -n "$IO_THREADS" ]] && server_args+=(--threads "$IO_THREADS")
     mkdir -p "$dir/data"
     case "$name" in
         dstream-durable)
-            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${tls[@]}" >"$log" 2>&1 &
+            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${server_args[@]}" >"$log" 2>&1 &
             ;;
         dstream-memory)
-            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" --memory "${tls[@]}" >"$log" 2>&1 &
+            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" --memory "${server_args[@]}" >"$log" 2>&1 &
             ;;
         nginx-tls-floor)
             local flags="ssl http2"
