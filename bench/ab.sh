@@ -8,10 +8,13 @@
 # Each pair starts A, then B, each fresh on a free 127.0.0.1 port (durable,
 # --data-dir in a temp dir, unless --memory), runs `dstream-bench SCENARIO
 # ... --server-pid PID` against it and stops it. The scenario defaults to
-# `append --streams 500 --connections 64 --body-bytes 1024` (bench/README.md).
+# `append --streams 500 --connections 64 --body-bytes 1024` (bench/README.md);
+# --duration and --warmup do not apply to catchup.
 # Prints one line per run and the medians of appends/s and server CPU per
 # operation for A and B, and B / A. --out DIR keeps the JSON lines.
 set -euo pipefail
+# The rate each scenario is judged by, the first of these its JSON line has.
+export RATE_KEYS='["appends_per_s","deliveries_per_s","aggregate_mb_per_s"]'
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib/process.sh
@@ -54,8 +57,11 @@ run_one() {
     PID=$!
     for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.05; done
     local line
-    line=$("$BENCH_BIN" "${SCENARIO[@]}" --url "http://127.0.0.1:$port" --duration "$DURATION" \
-        --warmup "$WARMUP" --server-pid "$PID" 2>/dev/null) || true
+    # A catch-up reads its stream once through: it has no window to time.
+    local timing=(--duration "$DURATION" --warmup "$WARMUP")
+    [[ ${SCENARIO[0]} == catchup ]] && timing=()
+    line=$("$BENCH_BIN" "${SCENARIO[@]}" --url "http://127.0.0.1:$port" "${timing[@]}" \
+        --server-pid "$PID" 2>/dev/null) || true
     kill "$PID" 2>/dev/null || true
     wait "$PID" 2>/dev/null || true
     PID=""
@@ -67,7 +73,7 @@ run_one() {
         console.log(JSON.stringify(j));' | tee -a "$RESULTS" | node -e '
         const j = JSON.parse(require("fs").readFileSync(0, "utf8"));
         const cpu = Object.keys(j).find((k) => k.startsWith("server_cpu_us_per_"));
-        const rate = Object.keys(j).find((k) => k.endsWith("_per_s"));
+        const rate = JSON.parse(process.env.RATE_KEYS).find((k) => k in j);
         console.log(`${j.binary}: ${rate} ${j[rate]}, ${cpu} ${j[cpu]}, errors ${j.errors ?? 0}`);'
 }
 
@@ -80,7 +86,7 @@ node - "$RESULTS" <<'JS'
 const lines = require('fs').readFileSync(process.argv[2], 'utf8').trim().split('\n').filter(Boolean).map(JSON.parse);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]; };
 const cpu = Object.keys(lines[0]).find((k) => k.startsWith('server_cpu_us_per_'));
-const rate = Object.keys(lines[0]).find((k) => k.endsWith('_per_s'));
+const rate = JSON.parse(process.env.RATE_KEYS).find((k) => k in lines[0]);
 const of = (b, k) => median(lines.filter((l) => l.binary === b).map((l) => l[k]));
 for (const k of [rate, cpu]) {
     const a = of('A', k), b = of('B', k);
