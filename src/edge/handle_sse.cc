@@ -11,6 +11,7 @@
 #include "edge/routing.h"
 #include "edge/write_answer.h"
 #include "protocol/content_type.h"
+#include "protocol/cursor.h"
 #include "protocol/sse.h"
 #include "service/live_subscription.h"
 #include "service/live_update.h"
@@ -149,6 +150,25 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         append_data_event(event, v, rep, base64);
         return event;
     };
+    // The control event after `v`. Its cursor is the same for every reader
+    // at one time unless the client sent one of its own (base protocol
+    // 10.1), so an update's is rendered once for the readers without one.
+    const auto append_control_after = [&ex, &params](std::string& out,
+                                                     const service::stream_view& v) {
+        protocol::control_event control;
+        control.next_offset = v.next;
+        control.up_to_date = v.up_to_date();
+        control.closed = v.reached_closed_tail();
+        if (!control.closed) control.cursor = live_cursor(ex, *params);
+        protocol::append_control_event(out, control);
+    };
+    const bool own_cursor = protocol::honours_client_cursor(params->cursor);
+    constexpr std::size_t control_slot = service::live_update::rendering_slots - 1;
+    const auto render_control = [&append_control_after](const service::stream_view& v) {
+        std::string event;
+        append_control_after(event, v);
+        return event;
+    };
     std::shared_ptr<const service::live_update> update;  // when set, the view to send
     // Registered with the stream's group once, while the reader keeps up.
     std::shared_ptr<service::live_subscription> following;
@@ -167,12 +187,11 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
             }
         }
         if (!current.data.empty() || first || current.reached_closed_tail()) {
-            protocol::control_event control;
-            control.next_offset = current.next;
-            control.up_to_date = current.up_to_date();
-            control.closed = current.reached_closed_tail();
-            if (!control.closed) control.cursor = live_cursor(ex, *params);
-            protocol::append_control_event(events, control);
+            if (update && !own_cursor) {
+                events += update->rendering(control_slot, render_control);
+            } else {
+                append_control_after(events, current);
+            }
         }
         first = false;
         if (update) unsent_updates.push_back(update->made_at());

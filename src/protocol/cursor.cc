@@ -43,11 +43,15 @@ std::string decimal_add(std::string_view a, std::uint64_t b) {
 
 }  // namespace
 
+bool honours_client_cursor(std::optional<std::string_view> client_cursor) {
+    return client_cursor && all_digits(*client_cursor) && client_cursor->size() <= max_cursor_digits;
+}
+
 std::string next_cursor(unix_ms now, std::optional<std::string_view> client_cursor,
                         std::uint64_t jitter) {
     const auto interval = std::to_string(static_cast<std::uint64_t>(
         now > cursor_epoch_ms ? (now - cursor_epoch_ms) / cursor_interval_ms : 0));
-    if (client_cursor && all_digits(*client_cursor) && client_cursor->size() <= max_cursor_digits) {
+    if (honours_client_cursor(client_cursor)) {
         const std::string_view theirs = strip_zeros(*client_cursor);
         if (!decimal_less(theirs, interval)) {
             return decimal_add(theirs, 1 + jitter % max_jitter_intervals);

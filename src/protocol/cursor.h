@@ -11,6 +11,11 @@
 
 namespace dstream::protocol {
 
+// Whether next_cursor() takes `client_cursor` into account (a decimal number
+// of at most 40 digits); without one, every reader at the same time gets the
+// same cursor.
+bool honours_client_cursor(std::optional<std::string_view> client_cursor);
+
 // `jitter` is any random value; it spreads cursors that must jump ahead.
 std::string next_cursor(unix_ms now, std::optional<std::string_view> client_cursor,
                         std::uint64_t jitter);

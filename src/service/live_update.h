@@ -16,7 +16,8 @@ namespace dstream::service {
 
 class live_update {
 public:
-    static constexpr std::size_t rendering_slots = 4;
+    // The data event in each of the edge's four formats, and the control event.
+    static constexpr std::size_t rendering_slots = 5;
 
     explicit live_update(stream_view view) : _view(std::move(view)) {}
 

@@ -78,6 +78,51 @@ test('live fan-out: text readers at the tail, from the start and with a small ma
     assert.ok(pieces.length > messages.length, 'max_bytes split the updates');
 });
 
+test('base protocol 10.1 / live fan-out: each control event names its own update\'s offset, and a reader\'s own cursor is always exceeded', async () => {
+    const url = `${srv.url}/fan-bkt/${uniq('c')}`;
+    await create(url, 'text/plain');
+    // More readers than the group hands inline, so that the lanes carry some;
+    // half send a cursor far ahead of the clock's, which each of their events
+    // must exceed, the other half none (or one that is not a number).
+    const ahead = '900000000000';
+    const own = await openReaders(url, 10, `&cursor=${ahead}`);
+    const plain = await openReaders(url, 10, '&cursor=not-a-number');
+    const messages = Array.from({ length: 12 }, (_, i) => `c${i};`);
+    for (const m of messages) await append(url, 'text/plain', m);
+    const tail = await tailOf(url);
+    const eventsOf = async (r) => (await r.read({
+        ms: 10_000,
+        done: (evs) => evs.some((e) => e.event === 'control' && JSON.parse(e.data).streamNextOffset === tail),
+    })).events;
+    const checkOffsets = (events) => {
+        // Every control event follows the data it ends: its offset is the
+        // bytes of the data events so far (all ASCII) from the reader's start.
+        let got = '';
+        let start;
+        for (const e of events) {
+            if (e.event === 'data') got += e.data;
+            if (e.event !== 'control') continue;
+            const control = JSON.parse(e.data);
+            start ??= BigInt(control.streamNextOffset) - BigInt(got.length);
+            assert.equal(BigInt(control.streamNextOffset), start + BigInt(got.length));
+        }
+        return events.filter((e) => e.event === 'control').map((e) => JSON.parse(e.data));
+    };
+    for (const r of own) {
+        for (const control of checkOffsets(await eventsOf(r))) {
+            assert.ok(BigInt(control.streamCursor) > BigInt(ahead), `${control.streamCursor} exceeds the client's cursor`);
+        }
+    }
+    const nowInterval = BigInt(Math.floor((Date.now() - Date.UTC(2024, 9, 9)) / 20000));
+    for (const r of plain) {
+        for (const control of checkOffsets(await eventsOf(r))) {
+            const cursor = BigInt(control.streamCursor);
+            assert.ok(cursor >= nowInterval - 1n && cursor <= nowInterval, `${control.streamCursor} is the clock's interval`);
+        }
+    }
+    for (const r of [...own, ...plain]) r.controller.abort();
+});
+
 test('live fan-out: JSON readers get NDJSON on a bucket and JSON arrays on /v1/stream', async () => {
     for (const [url, asMessages] of [
         [`${srv.url}/fan-bkt/${uniq('j')}`, (data) => data.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l))],

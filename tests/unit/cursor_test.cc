@@ -105,5 +105,20 @@ TEST(Cursor, HugeClientCursorStillYieldsAStrictlyGreaterCursor) {
     }
 }
 
+TEST(Cursor, OnlyANumberOfOursIsHonoured) {
+    // What next_cursor() ignores, every reader without a cursor of its own
+    // may share: the SSE path renders one control event for them all.
+    EXPECT_FALSE(honours_client_cursor(std::nullopt));
+    for (const char* c : {"", "abc", "-1", "10.5", "12345678901234567890123456789012345678901"}) {
+        SCOPED_TRACE(c);
+        EXPECT_FALSE(honours_client_cursor(std::string_view(c)));
+        EXPECT_EQ(next_cursor(cursor_epoch + 1000 * interval_ms, std::string_view(c), 5), "1000");
+    }
+    for (const char* c : {"0", "1000", "0001000", "1234567890123456789012345678901234567890"}) {
+        SCOPED_TRACE(c);
+        EXPECT_TRUE(honours_client_cursor(std::string_view(c)));
+    }
+}
+
 }  // namespace
 }  // namespace dstream::protocol
