@@ -153,22 +153,18 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
     // The control event after `v`. Its cursor is the same for every reader
     // at one time unless the client sent one of its own (base protocol
     // 10.1), so an update's is rendered once for the readers without one.
-    const auto append_control_after = [&ex, &params](std::string& out,
-                                                     const service::stream_view& v) {
+    const auto render_control = [&ex, &params](const service::stream_view& v) {
         protocol::control_event control;
         control.next_offset = v.next;
         control.up_to_date = v.up_to_date();
         control.closed = v.reached_closed_tail();
         if (!control.closed) control.cursor = live_cursor(ex, *params);
-        protocol::append_control_event(out, control);
+        std::string event;
+        protocol::append_control_event(event, control);
+        return event;
     };
     const bool own_cursor = protocol::honours_client_cursor(params->cursor);
     constexpr std::size_t control_slot = service::live_update::rendering_slots - 1;
-    const auto render_control = [&append_control_after](const service::stream_view& v) {
-        std::string event;
-        append_control_after(event, v);
-        return event;
-    };
     std::shared_ptr<const service::live_update> update;  // when set, the view to send
     // Registered with the stream's group once, while the reader keeps up.
     std::shared_ptr<service::live_subscription> following;
@@ -190,7 +186,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
             if (update && !own_cursor) {
                 events += update->rendering(control_slot, render_control);
             } else {
-                append_control_after(events, current);
+                events += render_control(current);
             }
         }
         first = false;

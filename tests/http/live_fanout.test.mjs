@@ -83,7 +83,8 @@ test('base protocol 10.1 / live fan-out: each control event names its own update
     await create(url, 'text/plain');
     // More readers than the group hands inline, so that the lanes carry some;
     // half send a cursor far ahead of the clock's, which each of their events
-    // must exceed, the other half none (or one that is not a number).
+    // must exceed, the other half one that is not a number, which the
+    // server ignores as it does no cursor at all.
     const ahead = '900000000000';
     const own = await openReaders(url, 10, `&cursor=${ahead}`);
     const plain = await openReaders(url, 10, '&cursor=not-a-number');
