@@ -1,6 +1,7 @@
 #include "edge/exchange.h"
 
 #include <array>
+#include <cassert>
 #include <cerrno>
 #include <charconv>
 #include <unistd.h>
@@ -337,6 +338,39 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
     throw_if_failed(co_await write(message, write_deadline::none));
 }
 
+namespace {
+
+// A chunk's framing around its pieces: the size line, the pieces, CRLF.
+class framed_chunk {
+public:
+    explicit framed_chunk(std::span<const std::string_view> pieces) {
+        std::size_t size = 0;
+        for (const auto piece : pieces) size += piece.size();
+        assert(size > 0 && pieces.size() <= exchange::chunk_pieces);  // an empty chunk ends the body
+        _data_bytes = size;
+        const auto [end, ignored] = std::to_chars(_size_line.data(), _size_line.data() + 16, size, 16);
+        std::size_t length = static_cast<std::size_t>(end - _size_line.data());
+        _size_line[length++] = '\r';
+        _size_line[length++] = '\n';
+        _buffers[_count++] = asio::buffer(_size_line.data(), length);
+        for (const auto piece : pieces) _buffers[_count++] = asio::buffer(piece.data(), piece.size());
+        _buffers[_count++] = asio::buffer("\r\n", 2);
+    }
+    // The buffers point into the object itself.
+    framed_chunk(const framed_chunk&) = delete;
+    framed_chunk& operator=(const framed_chunk&) = delete;
+    std::span<const asio::const_buffer> buffers() const { return {_buffers.data(), _count}; }
+    std::size_t data_bytes() const { return _data_bytes; }
+
+private:
+    std::array<char, 20> _size_line{};
+    std::array<asio::const_buffer, exchange::chunk_pieces + 2> _buffers;
+    std::size_t _count = 0;
+    std::size_t _data_bytes = 0;
+};
+
+}  // namespace
+
 asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
     if (data.empty()) co_return true;  // an empty chunk would end the body
     if (_io.h2 != nullptr) {
@@ -345,20 +379,26 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
         _summary.body_bytes += data.size();
         co_return true;
     }
-    std::array<char, 20> size_line{};
-    const auto [end, ignored] =
-        std::to_chars(size_line.data(), size_line.data() + 16, data.size(), 16);
-    std::size_t size_length = static_cast<std::size_t>(end - size_line.data());
-    size_line[size_length++] = '\r';
-    size_line[size_length++] = '\n';
-    const std::array<asio::const_buffer, 3> chunk{asio::buffer(size_line.data(), size_length),
-                                                  asio::buffer(data.data(), data.size()),
-                                                  asio::buffer("\r\n", 2)};
+    const std::array<std::string_view, 1> pieces{data};
+    const chunk_progress now = send_chunk_now(pieces);
+    if (now.done || now.failed) co_return now.done;
+    co_return co_await send_chunk_rest(pieces, now.written);
+}
+
+exchange::chunk_progress exchange::send_chunk_now(std::span<const std::string_view> pieces) {
+    const framed_chunk chunk(pieces);
+    const written_now now = write_now(chunk.buffers());
+    chunk_progress progress{now.written, now.done && !now.ec, static_cast<bool>(now.ec)};
+    if (progress.done) _summary.body_bytes += chunk.data_bytes();
+    return progress;
+}
+
+asio::awaitable<bool> exchange::send_chunk_rest(std::span<const std::string_view> pieces,
+                                                std::size_t written) {
+    const framed_chunk chunk(pieces);
     // Under the body timeout: a live reader that stops reading is let go.
-    auto now = write_now(chunk);
-    if (!now.done) now.ec = co_await write_rest(chunk, now.written, write_deadline::body_timeout);
-    if (now.ec) co_return false;
-    _summary.body_bytes += data.size();
+    if (co_await write_rest(chunk.buffers(), written, write_deadline::body_timeout)) co_return false;
+    _summary.body_bytes += chunk.data_bytes();
     co_return true;
 }
 

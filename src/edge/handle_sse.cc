@@ -1,4 +1,7 @@
+#include <array>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +73,7 @@ void end_on_character(service::stream_view& view) {
 }
 
 using update_times = std::vector<std::chrono::steady_clock::time_point>;
+using update_ptr = std::shared_ptr<const service::live_update>;
 
 // Writes the rendered `events`, then counts the delivery of the updates they hold.
 boost::asio::awaitable<bool> send_events(exchange& ex, std::string& events,
@@ -81,6 +85,116 @@ boost::asio::awaitable<bool> send_events(exchange& ex, std::string& events,
     updates_made_at.clear();
     co_return sent;
 }
+
+// One reader's events: the data event in its format and the control event.
+// An update's are rendered once for all of its stream's readers, in the
+// update; the control event is the reader's own when it sent a cursor of
+// its own, so that its cursor stays above the client's (base protocol 10.1).
+class event_renderer {
+public:
+    event_renderer(const exchange& ex, const read_params& params, representation rep,
+                   bool base64)
+        : _ex(ex),
+          _params(params),
+          _rep(rep),
+          _base64(base64),
+          _slot(static_cast<std::size_t>(rep) + (base64 ? 3 : 0)),
+          _own_cursor(protocol::honours_client_cursor(params.cursor)) {}
+
+    void append_data(std::string& out, const service::stream_view& v) const {
+        append_data_event(out, v, _rep, _base64);
+    }
+    void append_control(std::string& out, const service::stream_view& v) const {
+        protocol::control_event control;
+        control.next_offset = v.next;
+        control.up_to_date = v.up_to_date();
+        control.closed = v.reached_closed_tail();
+        if (!control.closed) control.cursor = live_cursor(_ex, _params);
+        protocol::append_control_event(out, control);
+    }
+    const std::string& data(const service::live_update& u) const {
+        return u.rendering(_slot, [this](const service::stream_view& v) {
+            std::string event;
+            append_data(event, v);
+            return event;
+        });
+    }
+    // Valid until the next call.
+    const std::string& control(const service::live_update& u) {
+        const auto render = [this](const service::stream_view& v) {
+            std::string event;
+            append_control(event, v);
+            return event;
+        };
+        if (!_own_cursor) return u.rendering(control_slot, render);
+        _own_control = render(u.view());
+        return _own_control;
+    }
+
+private:
+    static constexpr std::size_t control_slot = service::live_update::rendering_slots - 1;
+    const exchange& _ex;
+    const read_params& _params;
+    const representation _rep;
+    const bool _base64;
+    const std::size_t _slot;
+    const bool _own_cursor;
+    std::string _own_control;
+};
+
+// A parked SSE reader's updates written to its socket where they are
+// offered, without resuming the reader: one write of the events rendered
+// once for the stream's readers, as a bare send to each subscriber would.
+// An update the socket does not take whole is finished by the reader
+// (finish()). Used only while the reader is parked, which it cannot leave
+// meanwhile (live_subscription::offer), so nothing else touches the socket.
+class direct_delivery final : public service::live_sink {
+public:
+    direct_delivery(exchange& ex, event_renderer& renderer, const std::string& unsent,
+                    std::uint64_t& position)
+        : _ex(ex), _renderer(renderer), _unsent(unsent), _position(position) {}
+
+    taken take(const update_ptr& update) override {
+        const service::stream_view& v = update->view();
+        // The last update of a reader, and one that has nothing to send,
+        // go to the reader, as do updates behind events it has not sent.
+        if (v.refusal || v.reached_closed_tail() || v.data.empty() || !_unsent.empty())
+            return taken::no;
+        _pieces = {_renderer.data(*update), _renderer.control(*update)};
+        const exchange::chunk_progress now = _ex.send_chunk_now(_pieces);
+        _position = v.next;
+        if (now.done) {
+            http_metrics::get().record_live_delivery(update->made_at());
+            http_metrics::get().live_direct_deliveries.inc();
+            return taken::whole;
+        }
+        _begun = update;
+        _written = now.written;
+        _failed = now.failed;
+        return taken::part;
+    }
+
+    // Whether `update` is one take() began and the reader must finish.
+    bool began(const update_ptr& update) const { return update && update == _begun; }
+    // Finishes that update; false: the client is gone.
+    boost::asio::awaitable<bool> finish() {
+        const update_ptr update = std::move(_begun);
+        if (_failed || !co_await _ex.send_chunk_rest(_pieces, _written)) co_return false;
+        http_metrics::get().record_live_delivery(update->made_at());
+        http_metrics::get().live_direct_deliveries.inc();
+        co_return true;
+    }
+
+private:
+    exchange& _ex;
+    event_renderer& _renderer;
+    const std::string& _unsent;
+    std::uint64_t& _position;
+    std::array<std::string_view, exchange::chunk_pieces> _pieces;
+    update_ptr _begun;
+    std::size_t _written = 0;
+    bool _failed = false;
+};
 
 }  // namespace
 
@@ -142,54 +256,37 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
     // The connection closes after a bounded lifetime so that CDNs can collapse
     // readers (base protocol 10.2); the client reconnects from the last offset.
     const auto end_of_life = std::chrono::steady_clock::now() + ex.options().sse_lifetime;
-    // A data event of an update shared by the stream's live readers is
-    // rendered once for all of them; this reader's format is one slot of it.
-    const std::size_t rendering = static_cast<std::size_t>(rep) + (base64 ? 3 : 0);
-    const auto render = [rep, base64](const service::stream_view& v) {
-        std::string event;
-        append_data_event(event, v, rep, base64);
-        return event;
-    };
-    // The control event after `v`. Its cursor is the same for every reader
-    // at one time unless the client sent one of its own (base protocol
-    // 10.1), so an update's is rendered once for the readers without one.
-    const auto render_control = [&ex, &params](const service::stream_view& v) {
-        protocol::control_event control;
-        control.next_offset = v.next;
-        control.up_to_date = v.up_to_date();
-        control.closed = v.reached_closed_tail();
-        if (!control.closed) control.cursor = live_cursor(ex, *params);
-        std::string event;
-        protocol::append_control_event(event, control);
-        return event;
-    };
-    const bool own_cursor = protocol::honours_client_cursor(params->cursor);
-    constexpr std::size_t control_slot = service::live_update::rendering_slots - 1;
-    std::shared_ptr<const service::live_update> update;  // when set, the view to send
+    event_renderer renderer(ex, *params, rep, base64);
+    update_ptr update;  // when set, the view to send
     // Registered with the stream's group once, while the reader keeps up.
     std::shared_ptr<service::live_subscription> following;
     // Events rendered and not yet written: the updates queued for a reader
     // that fell behind go out in one write, up to coalesced_bytes.
     std::string events;
     update_times unsent_updates;  // made_at of each
+    // Where the events sent end: the next read starts there.
+    std::uint64_t position = view.next;
+    std::optional<direct_delivery> direct;
+    if (ex.writes_chunks_now()) direct.emplace(ex, renderer, events, position);
     bool first = true;
     while (true) {
         const service::stream_view& current = update ? update->view() : view;
         if (!current.data.empty()) {
             if (update) {
-                events += update->rendering(rendering, render);
+                events += renderer.data(*update);
             } else {
-                append_data_event(events, current, rep, base64);
+                renderer.append_data(events, current);
             }
         }
         if (!current.data.empty() || first || current.reached_closed_tail()) {
-            if (update && !own_cursor) {
-                events += update->rendering(control_slot, render_control);
+            if (update) {
+                events += renderer.control(*update);
             } else {
-                events += render_control(current);
+                renderer.append_control(events, current);
             }
         }
         first = false;
+        position = current.next;
         if (update) unsent_updates.push_back(update->made_at());
         const bool coalesce = update && following && following->has_queued() &&
                               !current.reached_closed_tail() && events.size() < coalesced_bytes;
@@ -198,27 +295,35 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         // as at the end of the connection's lifetime.
         if (current.reached_closed_tail() || ex.service().live_reads_ended()) break;
         if (current.up_to_date() && std::chrono::steady_clock::now() >= end_of_life) break;
-        // The read that follows `current` (which `update` may hold: its end
-        // is kept before `update` moves on); a reader that keeps up with its
-        // subscription needs none.
-        const std::uint64_t read_from = current.next;
+        // The read that follows the events sent; a reader that keeps up with
+        // its subscription needs none.
         const auto next_read = [&] {
             read_params again = *params;
             again.if_incarnation = incarnation;
             return make_read_request(
-                ex, again, protocol::read_start{protocol::read_start::kind::position, read_from});
+                ex, again, protocol::read_start{protocol::read_start::kind::position, position});
         };
-        std::shared_ptr<const service::live_update> woken;
+        update_ptr woken;
         if (current.up_to_date()) {
             if (!following) {
                 const boost::asio::any_io_executor reader =
                     co_await boost::asio::this_coro::executor;
                 const service::read_request next = next_read();
                 following = ex.service().follow(next, reader, end_of_life);
+                if (direct) following->set_sink(&*direct);
             }
-            woken = following->take_queued();
-            if (!woken) woken = co_await following->next();
-            if (!woken && following->ended()) following = nullptr;
+            // Updates the sink delivered whole never wake the reader; one it
+            // began is finished here before the reader waits on.
+            while (true) {
+                woken = following->take_queued();
+                if (!woken) woken = co_await following->next();
+                if (!direct || !direct->began(woken)) break;
+                if (!co_await direct->finish()) co_return;
+            }
+            if (!woken && following->ended()) {
+                following->set_sink(nullptr);
+                following = nullptr;
+            }
         }
         update = std::move(woken);
         if (!update) {

@@ -128,6 +128,10 @@ void http_metrics::collect(metrics::exposition& out) const {
     out.family("dstream_live_delivery_seconds", metric_type::histogram,
                "From a change's apply to its bytes written to a live reader waiting for it");
     out.buckets("dstream_live_delivery_seconds", {}, live_delivery_us.read(), 1e6);
+    out.counter("dstream_live_direct_deliveries_total",
+                "SSE updates written to a waiting reader's connection where the change was "
+                "offered, without waking the reader",
+                live_direct_deliveries.value());
 }
 
 }  // namespace dstream::edge

@@ -51,6 +51,9 @@ struct http_metrics : metrics::registered<http_metrics> {
     // From a change's apply to its bytes written to a live reader that
     // waited for it (SSE and long-poll), one observation per reader.
     metrics::histogram<metrics::bounds::latency_us> live_delivery_us;
+    // Of those, the SSE updates written where they were offered, without
+    // waking their reader (edge/handle_sse.cc, direct_delivery).
+    metrics::counter live_direct_deliveries;
     // Reads delayed by their client's read quota, and for how long in all.
     metrics::counter read_quota_delays;
     metrics::counter read_quota_delay_us;

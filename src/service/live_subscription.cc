@@ -17,6 +17,26 @@ void live_subscription::start() {
 live_subscription::offered live_subscription::offer(update_ptr update) {
     std::unique_lock lock(_mutex);
     if (_ended) return offered::ended;
+    if (_reader && _sink != nullptr) {  // the queue is empty
+        // Held here while the sink writes, the reader cannot be resumed
+        // (by end(), say) until it is done.
+        runtime::deliver_fn<update_ptr> reader = std::move(*_reader);
+        _reader.reset();
+        live_sink* sink = _sink;
+        lock.unlock();
+        const live_sink::taken taken = sink->take(update);
+        lock.lock();
+        if (taken == live_sink::taken::whole) {
+            if (!_ended) {
+                _reader.emplace(std::move(reader));
+                return offered::kept;
+            }
+            update = nullptr;  // it ended meanwhile: the reader is told so
+        }
+        lock.unlock();
+        reader(std::move(update));
+        return offered::kept;
+    }
     if (_reader) {  // the queue is empty
         resume_reader(lock, std::move(update));
         return offered::kept;
@@ -42,9 +62,9 @@ void live_subscription::resume_reader(std::unique_lock<std::mutex>& lock, update
     reader(std::move(update));
 }
 
-bool live_subscription::ended() const {
+void live_subscription::set_sink(live_sink* sink) {
     const std::lock_guard lock(_mutex);
-    return _ended;
+    _sink = sink;
 }
 
 bool live_subscription::has_queued() const {

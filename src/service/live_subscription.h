@@ -7,8 +7,11 @@
 //
 // A waiting reader is parked as its coroutine's own handler (see
 // runtime/await_callback.h): an offer hands the update straight to it, with
-// one post and no timer per update. The subscription's one timer ends it at
-// its deadline (the end of the reader's connection lifetime).
+// one post and no timer per update. A reader that has a sink (live_sink)
+// is not even woken: the offer gives the update to the sink where the offer
+// runs, and the reader stays parked. The subscription's one timer ends it
+// at its deadline (the end of the reader's connection lifetime).
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -24,6 +27,22 @@
 #include "service/live_update.h"
 
 namespace dstream::service {
+
+// What a parked reader can do with an update without being resumed (the
+// edge sends it to the reader's socket at once). Called on the offering
+// thread while the reader is parked, so the reader cannot run meanwhile.
+class live_sink {
+public:
+    enum class taken {
+        no,     // not taken: the reader is resumed with the update
+        whole,  // delivered: the reader stays parked
+        part,   // begun: the reader is resumed with the update to finish it
+    };
+    virtual taken take(const std::shared_ptr<const live_update>& update) = 0;
+
+protected:
+    ~live_sink() = default;
+};
 
 class live_subscription : public std::enable_shared_from_this<live_subscription> {
 public:
@@ -47,8 +66,11 @@ public:
     // The next update, or nothing once the subscription ended and its queue
     // is drained.
     boost::asio::awaitable<update_ptr> next();
-    bool ended() const;
+    bool ended() const { return _ended.load(std::memory_order_acquire); }
     bool has_queued() const;
+    // The reader's sink, from its next wait on (null: none); the reader's
+    // side, which clears it before the sink goes away.
+    void set_sink(live_sink* sink);
     // Where the reader's executor runs.
     const boost::asio::execution_context& home() const { return *_home; }
 
@@ -60,7 +82,10 @@ private:
     boost::asio::steady_timer _deadline;  // touched on the reader's executor only
     mutable std::mutex _mutex;
     std::deque<update_ptr> _queue;
-    bool _ended = false;
+    // Written under the mutex; read without it by the group, which drops
+    // ended subscriptions.
+    std::atomic<bool> _ended{false};
+    live_sink* _sink = nullptr;
     std::optional<runtime::deliver_fn<update_ptr>> _reader;  // parked while the queue is empty
 };
 

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstddef>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -27,20 +26,20 @@ public:
     std::chrono::steady_clock::time_point made_at() const { return _made_at; }
 
     // The rendering `slot` of the view (the caller numbers its formats),
-    // made by `render(view)` the first time; any thread.
+    // made by `render(view)` the first time; any thread. Once made, a
+    // rendering is read without a lock (a thousand readers read each).
     template <typename Render>
     const std::string& rendering(std::size_t slot, Render&& render) const {
-        const std::lock_guard lock(_mutex);
-        std::optional<std::string>& made = _renderings.at(slot);
-        if (!made) made = std::forward<Render>(render)(_view);
-        return *made;
+        std::call_once(_made.at(slot),
+                       [&] { _renderings[slot] = std::forward<Render>(render)(_view); });
+        return _renderings[slot];
     }
 
 private:
     const stream_view _view;
     const std::chrono::steady_clock::time_point _made_at = std::chrono::steady_clock::now();
-    mutable std::mutex _mutex;
-    mutable std::array<std::optional<std::string>, rendering_slots> _renderings;
+    mutable std::array<std::once_flag, rendering_slots> _made;
+    mutable std::array<std::string, rendering_slots> _renderings;
 };
 
 }  // namespace dstream::service

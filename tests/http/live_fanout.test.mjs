@@ -5,7 +5,7 @@
 // position, its max_bytes or its mode.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from './lib/server.mjs';
+import { startServer, suiteOverTls } from './lib/server.mjs';
 import { uniq, openSse, sleep, RawConn, rawRequest } from './lib/http.mjs';
 import { parsePrometheus, value } from './lib/prometheus.mjs';
 
@@ -173,9 +173,11 @@ test('live fan-out: a delete ends every waiting reader with an error event', asy
     }
 });
 
-test('live fan-out: deliveries to waiting readers are counted in dstream_live_delivery_seconds', async () => {
+test('live fan-out: deliveries to waiting readers are counted in dstream_live_delivery_seconds, those written without waking the reader in dstream_live_direct_deliveries_total', async () => {
     const scrape = async () => parsePrometheus(await (await fetch(`${srv.url}/__ursula/metrics`)).text());
-    const before = value(await scrape(), 'dstream_live_delivery_seconds_count') ?? 0;
+    const start = await scrape();
+    const before = value(start, 'dstream_live_delivery_seconds_count') ?? 0;
+    const directBefore = value(start, 'dstream_live_direct_deliveries_total') ?? 0;
     const url = `${srv.url}/fan-bkt/${uniq('m')}`;
     await create(url, 'text/plain');
     const readers = [];
@@ -185,8 +187,18 @@ test('live fan-out: deliveries to waiting readers are counted in dstream_live_de
     await sleep(200);
     await append(url, 'text/plain', 'ping');
     for (const r of readers) assert.deepEqual(await sseData(r, '00000000000000000004'), ['ping']);
-    const after = value(await scrape(), 'dstream_live_delivery_seconds_count');
+    const end = await scrape();
+    const after = value(end, 'dstream_live_delivery_seconds_count');
     assert.ok(after - before >= 1, `deliveries counted: ${after - before}`);
+    // Readers waiting at the tail of plain HTTP/1.1 connections are written
+    // to where the change is offered, without being woken; over TLS and
+    // HTTP/2 the reader writes through its framing.
+    const direct = value(end, 'dstream_live_direct_deliveries_total') - directBefore;
+    if (suiteOverTls) {
+        assert.equal(direct, 0);
+    } else {
+        assert.ok(direct >= 1 && direct <= after - before, `direct deliveries: ${direct}`);
+    }
 });
 
 test('live fan-out: a reader that stops reading falls behind, then still gets every byte in order', async () => {

@@ -1,10 +1,12 @@
 #include "service/live_subscription.h"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -126,6 +128,109 @@ TEST(LiveSubscription, AnEndWakesTheWaitingReaderWithNothing) {
     io.poll();
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(*got, nullptr);
+}
+
+// A sink that answers as told and records what it was given.
+class scripted_sink final : public live_sink {
+public:
+    explicit scripted_sink(taken answer) : answer(answer) {}
+    taken take(const update_ptr& update) override {
+        given.push_back(update->view().next);
+        if (during) during();
+        return answer;
+    }
+    taken answer;
+    std::vector<std::uint64_t> given;
+    std::function<void()> during;
+};
+
+// The reader parked in next(); `got` is set once it is resumed.
+void park(boost::asio::io_context& io, live_subscription& s, std::optional<update_ptr>& got) {
+    boost::asio::co_spawn(io, s.next(), [&](std::exception_ptr, update_ptr u) { got = std::move(u); });
+    io.poll();
+    ASSERT_FALSE(got.has_value()) << "the reader waits";
+}
+
+TEST(LiveSubscription, UpdatesASinkDeliversWholeLeaveTheReaderParked) {
+    boost::asio::io_context io;
+    const auto busy = boost::asio::make_work_guard(io);
+    auto s = subscribe(io);
+    scripted_sink sink(live_sink::taken::whole);
+    s->set_sink(&sink);
+    std::optional<update_ptr> got;
+    park(io, *s, got);
+    EXPECT_EQ(s->offer(update_to(1)), kept);
+    EXPECT_EQ(s->offer(update_to(2)), kept);
+    io.poll();
+    EXPECT_FALSE(got.has_value()) << "nothing woke the reader";
+    EXPECT_EQ(sink.given, (std::vector<std::uint64_t>{1, 2}));
+    EXPECT_FALSE(s->has_queued());
+    s->end();
+    io.poll();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(*got, nullptr);
+}
+
+TEST(LiveSubscription, AnUpdateTheSinkBeganOrDeclinedWakesTheReaderWithIt) {
+    for (const auto answer : {live_sink::taken::part, live_sink::taken::no}) {
+        boost::asio::io_context io;
+        const auto busy = boost::asio::make_work_guard(io);
+        auto s = subscribe(io);
+        scripted_sink sink(answer);
+        s->set_sink(&sink);
+        std::optional<update_ptr> got;
+        park(io, *s, got);
+        EXPECT_EQ(s->offer(update_to(4)), kept);
+        // The reader is not parked now: the next update waits in the queue
+        // for it, in order, and is not given to the sink.
+        EXPECT_EQ(s->offer(update_to(5)), kept);
+        io.poll();
+        ASSERT_TRUE(got.has_value());
+        ASSERT_NE(*got, nullptr);
+        EXPECT_EQ((*got)->view().next, 4u);
+        EXPECT_EQ(sink.given, (std::vector<std::uint64_t>{4}));
+        EXPECT_EQ(s->take_queued()->view().next, 5u);
+        s->end();
+    }
+}
+
+TEST(LiveSubscription, AnEndWhileTheSinkWritesWakesTheReaderAfterIt) {
+    boost::asio::io_context io;
+    const auto busy = boost::asio::make_work_guard(io);
+    auto s = subscribe(io);
+    scripted_sink sink(live_sink::taken::whole);
+    std::optional<update_ptr> got;
+    sink.during = [&] {
+        s->end();
+        EXPECT_FALSE(got.has_value()) << "the reader is not resumed while the sink writes";
+    };
+    s->set_sink(&sink);
+    park(io, *s, got);
+    EXPECT_EQ(s->offer(update_to(9)), kept);
+    io.poll();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(*got, nullptr) << "told it ended; the update itself was delivered";
+    EXPECT_TRUE(s->ended());
+}
+
+TEST(LiveSubscription, WithoutASinkOrAParkedReaderNothingIsGivenToTheSink) {
+    boost::asio::io_context io;
+    const auto busy = boost::asio::make_work_guard(io);
+    auto s = subscribe(io);
+    scripted_sink sink(live_sink::taken::whole);
+    s->set_sink(&sink);
+    EXPECT_EQ(s->offer(update_to(1)), kept);  // the reader is not parked: queued
+    EXPECT_TRUE(sink.given.empty());
+    EXPECT_EQ(s->take_queued()->view().next, 1u);
+    s->set_sink(nullptr);
+    std::optional<update_ptr> got;
+    park(io, *s, got);
+    EXPECT_EQ(s->offer(update_to(2)), kept);
+    io.poll();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ((*got)->view().next, 2u);
+    EXPECT_TRUE(sink.given.empty());
+    s->end();
 }
 
 }  // namespace
