@@ -22,10 +22,13 @@ std::string_view essence_of(std::string_view content_type) {
     return trim(content_type.substr(0, content_type.find(';')));
 }
 
+// Media types are ASCII tokens, compared without the locale (every append
+// compares its Content-Type with its stream's).
+char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
+
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
+               return ascii_lower(x) == ascii_lower(y);
            });
 }
 
@@ -33,8 +36,7 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
 
 std::string media_type_essence(std::string_view content_type) {
     std::string out(essence_of(content_type));
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
     return out;
 }
 

@@ -44,7 +44,7 @@ class resumer {
 public:
     explicit resumer(Handler handler) : _handler(std::move(handler)) {}
 
-    void operator()(T value) {
+    void operator()(T&& value) {
         const auto executor = boost::asio::get_associated_executor(_handler);
         boost::asio::post(executor, [h = std::move(_handler), v = std::move(value)]() mutable {
             std::move(h)(std::move(v));

@@ -105,7 +105,7 @@ error group_leader::not_leading() const {
     return make_error(error_code::no_leader, "this node does not lead the stream's group");
 }
 
-void group_leader::answer(write_done& done, state::apply_result r) {
+void group_leader::answer(write_done& done, state::apply_result&& r) {
     if (done) done(std::move(r));
 }
 

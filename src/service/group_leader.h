@@ -101,7 +101,7 @@ private:
     void await_entry(std::uint64_t index, std::uint64_t term, write_done done);
     // The refusal when this node cannot propose: NO_LEADER.
     error not_leading() const;
-    void answer(write_done& done, state::apply_result r);
+    void answer(write_done& done, state::apply_result&& r);
     void refuse(write_done& done, const error& why);
 
     // COLD_BACKPRESSURE when `body` would add hot bytes past the group's
