@@ -338,39 +338,6 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
     throw_if_failed(co_await write(message, write_deadline::none));
 }
 
-namespace {
-
-// A chunk's framing around its pieces: the size line, the pieces, CRLF.
-class framed_chunk {
-public:
-    explicit framed_chunk(std::span<const std::string_view> pieces) {
-        std::size_t size = 0;
-        for (const auto piece : pieces) size += piece.size();
-        assert(size > 0 && pieces.size() <= exchange::chunk_pieces);  // an empty chunk ends the body
-        _data_bytes = size;
-        const auto [end, ignored] = std::to_chars(_size_line.data(), _size_line.data() + 16, size, 16);
-        std::size_t length = static_cast<std::size_t>(end - _size_line.data());
-        _size_line[length++] = '\r';
-        _size_line[length++] = '\n';
-        _buffers[_count++] = asio::buffer(_size_line.data(), length);
-        for (const auto piece : pieces) _buffers[_count++] = asio::buffer(piece.data(), piece.size());
-        _buffers[_count++] = asio::buffer("\r\n", 2);
-    }
-    // The buffers point into the object itself.
-    framed_chunk(const framed_chunk&) = delete;
-    framed_chunk& operator=(const framed_chunk&) = delete;
-    std::span<const asio::const_buffer> buffers() const { return {_buffers.data(), _count}; }
-    std::size_t data_bytes() const { return _data_bytes; }
-
-private:
-    std::array<char, 20> _size_line{};
-    std::array<asio::const_buffer, exchange::chunk_pieces + 2> _buffers;
-    std::size_t _count = 0;
-    std::size_t _data_bytes = 0;
-};
-
-}  // namespace
-
 asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
     if (data.empty()) co_return true;  // an empty chunk would end the body
     if (_io.h2 != nullptr) {
@@ -379,26 +346,53 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
         _summary.body_bytes += data.size();
         co_return true;
     }
-    const std::array<std::string_view, 1> pieces{data};
-    const chunk_progress now = send_chunk_now(pieces);
-    if (now.done || now.failed) co_return now.done;
-    co_return co_await send_chunk_rest(pieces, now.written);
+    std::array<char, 20> size_line{};
+    const auto [end, ignored] =
+        std::to_chars(size_line.data(), size_line.data() + 16, data.size(), 16);
+    std::size_t size_length = static_cast<std::size_t>(end - size_line.data());
+    size_line[size_length++] = '\r';
+    size_line[size_length++] = '\n';
+    const std::array<asio::const_buffer, 3> chunk{asio::buffer(size_line.data(), size_length),
+                                                  asio::buffer(data.data(), data.size()),
+                                                  asio::buffer("\r\n", 2)};
+    // Under the body timeout: a live reader that stops reading is let go.
+    auto now = write_now(chunk);
+    if (!now.done) now.ec = co_await write_rest(chunk, now.written, write_deadline::body_timeout);
+    if (now.ec) co_return false;
+    _summary.body_bytes += data.size();
+    co_return true;
 }
 
-exchange::chunk_progress exchange::send_chunk_now(std::span<const std::string_view> pieces) {
-    const framed_chunk chunk(pieces);
-    const written_now now = write_now(chunk.buffers());
-    chunk_progress progress{now.written, now.done && !now.ec, static_cast<bool>(now.ec)};
-    if (progress.done) _summary.body_bytes += chunk.data_bytes();
+void exchange::append_chunk(std::string& out, std::string_view data, std::string_view more) {
+    assert(!data.empty() || !more.empty());  // an empty chunk ends the body
+    std::array<char, 16> size_line{};
+    const auto [end, ignored] = std::to_chars(size_line.data(), size_line.data() + size_line.size(),
+                                              data.size() + more.size(), 16);
+    out.reserve(out.size() + static_cast<std::size_t>(end - size_line.data()) + data.size() +
+                more.size() + 4);
+    out.append(size_line.data(), end).append("\r\n").append(data).append(more).append("\r\n");
+}
+
+namespace {
+
+// The bytes of a framed chunk's data, as send_chunk() counts them.
+std::size_t chunk_data_bytes(std::string_view chunk) { return chunk.size() - chunk.find('\r') - 4; }
+
+}  // namespace
+
+exchange::chunk_progress exchange::send_framed_now(std::string_view chunk) {
+    const std::array<asio::const_buffer, 1> buffers{asio::buffer(chunk.data(), chunk.size())};
+    const written_now now = write_now(buffers);
+    const chunk_progress progress{now.written, now.done && !now.ec, static_cast<bool>(now.ec)};
+    if (progress.done) _summary.body_bytes += chunk_data_bytes(chunk);
     return progress;
 }
 
-asio::awaitable<bool> exchange::send_chunk_rest(std::span<const std::string_view> pieces,
-                                                std::size_t written) {
-    const framed_chunk chunk(pieces);
+asio::awaitable<bool> exchange::send_framed_rest(std::string_view chunk, std::size_t written) {
+    const std::array<asio::const_buffer, 1> buffers{asio::buffer(chunk.data(), chunk.size())};
     // Under the body timeout: a live reader that stops reading is let go.
-    if (co_await write_rest(chunk.buffers(), written, write_deadline::body_timeout)) co_return false;
-    _summary.body_bytes += chunk.data_bytes();
+    if (co_await write_rest(buffers, written, write_deadline::body_timeout)) co_return false;
+    _summary.body_bytes += chunk_data_bytes(chunk);
     co_return true;
 }
 

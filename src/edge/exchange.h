@@ -155,23 +155,22 @@ public:
     boost::asio::awaitable<void> begin_stream(response& res);
     boost::asio::awaitable<bool> send_chunk(std::string_view data);
     boost::asio::awaitable<void> end_stream();
-    // A chunk of `pieces` (at most chunk_pieces, not all empty) in two steps,
-    // so that a live reader's update can be sent where it is offered,
-    // without resuming the reader: send_chunk_now() writes what the socket
-    // takes at once; when that is not all, send_chunk_rest() writes the rest
-    // of the same pieces, waiting for the socket. False: the client is gone.
-    // Plain HTTP/1.1 only (`writes_chunks_now()`): TLS and HTTP/2 frame what
-    // they send.
-    static constexpr std::size_t chunk_pieces = 2;
+    // A chunk framed already (append_chunk), in two steps, so that a live
+    // reader's update can be sent where it is offered, without resuming the
+    // reader: send_framed_now() writes what the socket takes at once; when
+    // that is not all, send_framed_rest() writes the rest, waiting for the
+    // socket. False: the client is gone. Plain HTTP/1.1 only
+    // (`writes_framed_chunks()`): TLS and HTTP/2 frame what they send.
     struct chunk_progress {
         std::size_t written = 0;
         bool done = false;
         bool failed = false;
     };
-    bool writes_chunks_now() const { return _io.tls == nullptr && _io.h2 == nullptr; }
-    chunk_progress send_chunk_now(std::span<const std::string_view> pieces);
-    boost::asio::awaitable<bool> send_chunk_rest(std::span<const std::string_view> pieces,
-                                                 std::size_t written);
+    bool writes_framed_chunks() const { return _io.tls == nullptr && _io.h2 == nullptr; }
+    // Appends to `out` the HTTP/1.1 chunk of `data`, then `more` (not both empty).
+    static void append_chunk(std::string& out, std::string_view data, std::string_view more = {});
+    chunk_progress send_framed_now(std::string_view chunk);
+    boost::asio::awaitable<bool> send_framed_rest(std::string_view chunk, std::size_t written);
 
     // The connection must close after this answer.
     void close_after() { _summary.close = true; }

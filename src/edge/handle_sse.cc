@@ -98,7 +98,7 @@ public:
           _params(params),
           _rep(rep),
           _base64(base64),
-          _slot(static_cast<std::size_t>(rep) + (base64 ? 3 : 0)),
+          _format(static_cast<std::size_t>(rep) + (base64 ? 3 : 0)),
           _own_cursor(protocol::honours_client_cursor(params.cursor)) {}
 
     void append_data(std::string& out, const service::stream_view& v) const {
@@ -113,39 +113,64 @@ public:
         protocol::append_control_event(out, control);
     }
     const std::string& data(const service::live_update& u) const {
-        return u.rendering(_slot, [this](const service::stream_view& v) {
+        return u.rendering(data_slot(), [this](const service::stream_view& v) {
             std::string event;
             append_data(event, v);
             return event;
         });
     }
-    // Valid until the next call.
+    // Valid until the next call of control() or chunk().
     const std::string& control(const service::live_update& u) {
-        const auto render = [this](const service::stream_view& v) {
-            std::string event;
-            append_control(event, v);
-            return event;
-        };
-        if (!_own_cursor) return u.rendering(control_slot, render);
-        _own_control = render(u.view());
-        return _own_control;
+        if (!_own_cursor) return shared_control(u);
+        _own.clear();
+        append_control(_own, u.view());
+        return _own;
+    }
+    // Both events as one HTTP/1.1 chunk; valid until the next call of
+    // control() or chunk().
+    const std::string& chunk(const service::live_update& u) {
+        if (_own_cursor) {
+            _own_chunk.clear();
+            exchange::append_chunk(_own_chunk, data(u), control(u));
+            return _own_chunk;
+        }
+        return u.rendering(chunk_slot(), [&](const service::stream_view&) {
+            std::string framed;
+            exchange::append_chunk(framed, data(u), shared_control(u));
+            return framed;
+        });
     }
 
 private:
-    static constexpr std::size_t control_slot = service::live_update::rendering_slots - 1;
+    // The update's slots: the data event in each of four formats, the
+    // control event, and both as a chunk in each format.
+    static constexpr std::size_t formats = 4;
+    static_assert(service::live_update::rendering_slots == 2 * formats + 1);
+    std::size_t data_slot() const { return _format; }
+    static constexpr std::size_t control_slot = formats;
+    std::size_t chunk_slot() const { return formats + 1 + _format; }
+    const std::string& shared_control(const service::live_update& u) const {
+        return u.rendering(control_slot, [this](const service::stream_view& v) {
+            std::string event;
+            append_control(event, v);
+            return event;
+        });
+    }
+
     const exchange& _ex;
     const read_params& _params;
     const representation _rep;
     const bool _base64;
-    const std::size_t _slot;
+    const std::size_t _format;
     const bool _own_cursor;
-    std::string _own_control;
+    std::string _own;
+    std::string _own_chunk;
 };
 
 // A parked SSE reader's updates written to its socket where they are
-// offered, without resuming the reader: one write of the events rendered
-// once for the stream's readers, as a bare send to each subscriber would.
-// An update the socket does not take whole is finished by the reader
+// offered, without resuming the reader: one write of a chunk rendered once
+// for the stream's readers, as a bare send to each subscriber would be. An
+// update the socket does not take whole is finished by the reader
 // (finish()). Used only while the reader is parked, which it cannot leave
 // meanwhile (live_subscription::offer), so nothing else touches the socket.
 class direct_delivery final : public service::live_sink {
@@ -160,15 +185,15 @@ public:
         // go to the reader, as do updates behind events it has not sent.
         if (v.refusal || v.reached_closed_tail() || v.data.empty() || !_unsent.empty())
             return taken::no;
-        _pieces = {_renderer.data(*update), _renderer.control(*update)};
-        const exchange::chunk_progress now = _ex.send_chunk_now(_pieces);
+        const std::string& chunk = _renderer.chunk(*update);
+        const exchange::chunk_progress now = _ex.send_framed_now(chunk);
         _position = v.next;
         if (now.done) {
-            http_metrics::get().record_live_delivery(update->made_at());
-            http_metrics::get().live_direct_deliveries.inc();
+            delivered(*update);
             return taken::whole;
         }
         _begun = update;
+        _chunk = &chunk;
         _written = now.written;
         _failed = now.failed;
         return taken::part;
@@ -179,19 +204,23 @@ public:
     // Finishes that update; false: the client is gone.
     boost::asio::awaitable<bool> finish() {
         const update_ptr update = std::move(_begun);
-        if (_failed || !co_await _ex.send_chunk_rest(_pieces, _written)) co_return false;
-        http_metrics::get().record_live_delivery(update->made_at());
-        http_metrics::get().live_direct_deliveries.inc();
+        if (_failed || !co_await _ex.send_framed_rest(*_chunk, _written)) co_return false;
+        delivered(*update);
         co_return true;
     }
 
 private:
+    static void delivered(const service::live_update& update) {
+        http_metrics::get().record_live_delivery(update.made_at());
+        http_metrics::get().live_direct_deliveries.inc();
+    }
+
     exchange& _ex;
     event_renderer& _renderer;
     const std::string& _unsent;
     std::uint64_t& _position;
-    std::array<std::string_view, exchange::chunk_pieces> _pieces;
     update_ptr _begun;
+    const std::string* _chunk = nullptr;  // _begun's, or the renderer's own
     std::size_t _written = 0;
     bool _failed = false;
 };
@@ -267,7 +296,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
     // Where the events sent end: the next read starts there.
     std::uint64_t position = view.next;
     std::optional<direct_delivery> direct;
-    if (ex.writes_chunks_now()) direct.emplace(ex, renderer, events, position);
+    if (ex.writes_framed_chunks()) direct.emplace(ex, renderer, events, position);
     bool first = true;
     while (true) {
         const service::stream_view& current = update ? update->view() : view;

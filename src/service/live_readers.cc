@@ -39,25 +39,50 @@ void add_pruning_expired(std::vector<Entry>& list, Entry entry, Weak Entry::*wea
     list.push_back(std::move(entry));
 }
 
-// One reader's share of a change, made on a lane (or inline): an update to
-// offer (or none), and whether the subscription ends after it.
-struct offer_job {
-    std::shared_ptr<live_subscription> subscription;
-    update_ptr update;
-    bool end_after = false;
-};
-
-void run_offer(const offer_job& job, service_metrics& metrics) {
-    if (job.update) {
-        const auto taken = job.subscription->offer(job.update);
+// One reader's share of a change: an update to offer (or none), and
+// whether the subscription ends after it.
+void run_offer(live_subscription& subscription, const update_ptr& update, bool end_after,
+               service_metrics& metrics) {
+    if (update) {
+        const auto taken = subscription.offer(update);
         if (taken == live_subscription::offered::behind) metrics.live_readers_behind.inc();
         if (taken != live_subscription::offered::kept) {
-            job.subscription->end();
+            subscription.end();
             return;
         }
     }
-    if (job.end_after) job.subscription->end();
+    if (end_after) subscription.end();
 }
+
+// The shares of one lane, run there in one post. A change's update is held
+// once for all of them: the lane's threads do not each count references to it.
+struct offer_batch {
+    struct job {
+        std::shared_ptr<live_subscription> subscription;
+        std::size_t update = none;  // an index into `updates`
+        bool end_after = false;
+    };
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+    std::vector<update_ptr> updates;
+    std::vector<job> jobs;
+
+    void add(std::shared_ptr<live_subscription> subscription, const update_ptr& update,
+             bool end_after) {
+        std::size_t index = none;
+        if (update) {
+            if (updates.empty() || updates.back() != update) updates.push_back(update);
+            index = updates.size() - 1;
+        }
+        jobs.push_back(job{std::move(subscription), index, end_after});
+    }
+    void run(service_metrics& metrics) const {
+        static const update_ptr nothing;
+        for (const auto& j : jobs) {
+            run_offer(*j.subscription, j.update == none ? nothing : updates[j.update], j.end_after,
+                      metrics);
+        }
+    }
+};
 
 }  // namespace
 
@@ -117,43 +142,45 @@ void live_readers::offer_followers(const std::string& key) {
     if (it == _followers.end()) return;
     std::vector<follower>& list = it->second;
     answer_cache answers(_source);
-    std::vector<std::vector<offer_job>> batches;
-    const auto hand = [&](const follower& f, offer_job job) {
+    std::vector<offer_batch> batches;
+    const update_ptr nothing;
+    const auto hand = [&](const follower& f, std::shared_ptr<live_subscription> subscription,
+                          const update_ptr& update, bool end_after) {
         if (f.lane == no_lane) {
-            run_offer(job, _metrics);
+            run_offer(*subscription, update, end_after, _metrics);
             return;
         }
         if (batches.empty()) batches.resize(_lanes.size());
-        batches[f.lane].push_back(std::move(job));
+        batches[f.lane].add(std::move(subscription), update, end_after);
     };
     std::erase_if(list, [&](follower& f) {
         auto subscription = f.subscription.lock();
         // Ended: the reader left, or fell behind on its lane.
         if (!subscription || subscription->ended()) return true;
         if (_stopped) {
-            hand(f, offer_job{std::move(subscription), nullptr, true});
+            hand(f, std::move(subscription), nothing, true);
             return true;
         }
         const update_ptr& answer = answers.get(f.request);
         if (!answer) {
             // Not shareable: the reader reads for itself.
-            hand(f, offer_job{std::move(subscription), nullptr, true});
+            hand(f, std::move(subscription), nothing, true);
             return true;
         }
         const stream_view& view = answer->view();
         const bool last = view.refusal || view.reached_closed_tail();
         // A change without new bytes (a snapshot, a producer's state) sends nothing.
         if (view.next == f.request.start.position && !last) return false;
-        hand(f, offer_job{std::move(subscription), answer, last});
+        hand(f, std::move(subscription), answer, last);
         if (last) return true;
         f.request.start.position = view.next;
         return false;
     });
     if (list.empty()) _followers.erase(it);
     for (std::size_t lane = 0; lane < batches.size(); ++lane) {
-        if (batches[lane].empty()) continue;
+        if (batches[lane].jobs.empty()) continue;
         _lanes.post(lane, [batch = std::move(batches[lane]), &metrics = _metrics] {
-            for (const auto& job : batch) run_offer(job, metrics);
+            batch.run(metrics);
         });
     }
 }

@@ -14,7 +14,7 @@ void live_subscription::start() {
     });
 }
 
-live_subscription::offered live_subscription::offer(update_ptr update) {
+live_subscription::offered live_subscription::offer(const update_ptr& update) {
     std::unique_lock lock(_mutex);
     if (_ended) return offered::ended;
     if (_reader && _sink != nullptr) {  // the queue is empty
@@ -26,26 +26,25 @@ live_subscription::offered live_subscription::offer(update_ptr update) {
         lock.unlock();
         const live_sink::taken taken = sink->take(update);
         lock.lock();
-        if (taken == live_sink::taken::whole) {
-            if (!_ended) {
-                _reader.emplace(std::move(reader));
-                return offered::kept;
-            }
-            update = nullptr;  // it ended meanwhile: the reader is told so
+        const bool delivered = taken == live_sink::taken::whole;
+        if (delivered && !_ended) {
+            _reader.emplace(std::move(reader));
+            return offered::kept;
         }
         lock.unlock();
-        reader(std::move(update));
+        // Delivered, and it ended meanwhile: the reader is told so.
+        reader(delivered ? nullptr : update);
         return offered::kept;
     }
     if (_reader) {  // the queue is empty
-        resume_reader(lock, std::move(update));
+        resume_reader(lock, update);
         return offered::kept;
     }
     if (_queue.size() >= max_queued) {
         _ended = true;
         return offered::behind;
     }
-    _queue.push_back(std::move(update));
+    _queue.push_back(update);
     return offered::kept;
 }
 

@@ -57,7 +57,7 @@ public:
     enum class offered { kept, behind, ended };
     // The group's side, any thread. `behind`: the reader is too far behind,
     // the update is not kept and the subscription ends.
-    offered offer(update_ptr update);
+    offered offer(const update_ptr& update);
     // No more updates will come (the reader must read for itself).
     void end();
 

@@ -15,8 +15,9 @@ namespace dstream::service {
 
 class live_update {
 public:
-    // The data event in each of the edge's four formats, and the control event.
-    static constexpr std::size_t rendering_slots = 5;
+    // The data event in each of the edge's four formats, the control event,
+    // and the two together as the edge sends them, in each format.
+    static constexpr std::size_t rendering_slots = 9;
 
     explicit live_update(stream_view view) : _view(std::move(view)) {}
 
