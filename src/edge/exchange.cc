@@ -12,6 +12,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 
 #include "edge/h2_session.h"
 #include "edge/headers.h"
@@ -375,16 +376,37 @@ void exchange::append_chunk(std::string& out, std::string_view data, std::string
 
 namespace {
 
-// The bytes of a framed chunk's data, as send_chunk() counts them.
-std::size_t chunk_data_bytes(std::string_view chunk) { return chunk.size() - chunk.find('\r') - 4; }
+// The bytes of a framed chunk's data, as send_chunk() counts them: less its
+// size line (a few hex digits, CRLF) and its CRLF.
+std::size_t chunk_data_bytes(std::string_view chunk) {
+    std::size_t digits = 0;
+    while (chunk[digits] != '\r') ++digits;
+    return chunk.size() - digits - 4;
+}
 
 }  // namespace
 
-exchange::chunk_progress exchange::send_framed_now(std::string_view chunk) {
-    const std::array<asio::const_buffer, 1> buffers{asio::buffer(chunk.data(), chunk.size())};
-    const written_now now = write_now(buffers);
-    const chunk_progress progress{now.written, now.done && !now.ec, static_cast<bool>(now.ec)};
-    if (progress.done) _summary.body_bytes += chunk_data_bytes(chunk);
+exchange::framed_writer exchange::writer_of_framed_chunks() {
+    assert(writes_framed_chunks());
+    auto& socket = _stream.socket();
+    boost::system::error_code ignored;
+    if (!socket.non_blocking()) socket.non_blocking(true, ignored);
+    return framed_writer(socket.native_handle(), _summary.body_bytes);
+}
+
+exchange::chunk_progress exchange::framed_writer::send_now(std::string_view chunk) const {
+    chunk_progress progress;
+    ssize_t n = 0;
+    do {
+        n = ::send(_fd, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        progress.failed = errno != EAGAIN && errno != EWOULDBLOCK;
+        return progress;
+    }
+    progress.written = static_cast<std::size_t>(n);
+    progress.done = progress.written == chunk.size();
+    if (progress.done) *_body_bytes += chunk_data_bytes(chunk);
     return progress;
 }
 

@@ -169,7 +169,21 @@ public:
     bool writes_framed_chunks() const { return _io.tls == nullptr && _io.h2 == nullptr; }
     // Appends to `out` the HTTP/1.1 chunk of `data`, then `more` (not both empty).
     static void append_chunk(std::string& out, std::string_view data, std::string_view more = {});
-    chunk_progress send_framed_now(std::string_view chunk);
+    // What send_framed_now() needs, kept by a caller that sends many chunks
+    // from elsewhere (a live reader's deliveries): the socket and the
+    // answer's count, and nothing else of the connection to touch.
+    class framed_writer {
+    public:
+        chunk_progress send_now(std::string_view chunk) const;
+
+    private:
+        friend class exchange;
+        framed_writer(int fd, std::uint64_t& body_bytes) : _fd(fd), _body_bytes(&body_bytes) {}
+        int _fd;
+        std::uint64_t* _body_bytes;
+    };
+    // Only where writes_framed_chunks(); valid for the exchange's life.
+    framed_writer writer_of_framed_chunks();
     boost::asio::awaitable<bool> send_framed_rest(std::string_view chunk, std::size_t written);
 
     // The connection must close after this answer.

@@ -177,7 +177,11 @@ class direct_delivery final : public service::live_sink {
 public:
     direct_delivery(exchange& ex, event_renderer& renderer, const std::string& unsent,
                     std::uint64_t& position)
-        : _ex(ex), _renderer(renderer), _unsent(unsent), _position(position) {}
+        : _ex(ex),
+          _writer(ex.writer_of_framed_chunks()),
+          _renderer(renderer),
+          _unsent(unsent),
+          _position(position) {}
 
     taken take(const update_ptr& update) override {
         const service::stream_view& v = update->view();
@@ -186,7 +190,7 @@ public:
         if (v.refusal || v.reached_closed_tail() || v.data.empty() || !_unsent.empty())
             return taken::no;
         const std::string& chunk = _renderer.chunk(*update);
-        const exchange::chunk_progress now = _ex.send_framed_now(chunk);
+        const exchange::chunk_progress now = _writer.send_now(chunk);
         _position = v.next;
         if (now.done) {
             delivered(*update);
@@ -216,6 +220,7 @@ private:
     }
 
     exchange& _ex;
+    const exchange::framed_writer _writer;
     event_renderer& _renderer;
     const std::string& _unsent;
     std::uint64_t& _position;

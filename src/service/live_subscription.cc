@@ -18,22 +18,10 @@ live_subscription::offered live_subscription::offer(const update_ptr& update) {
     std::unique_lock lock(_mutex);
     if (_ended) return offered::ended;
     if (_reader && _sink != nullptr) {  // the queue is empty
-        // Held here while the sink writes, the reader cannot be resumed
-        // (by end(), say) until it is done.
-        runtime::deliver_fn<update_ptr> reader = std::move(*_reader);
-        _reader.reset();
-        live_sink* sink = _sink;
-        lock.unlock();
-        const live_sink::taken taken = sink->take(update);
-        lock.lock();
-        const bool delivered = taken == live_sink::taken::whole;
-        if (delivered && !_ended) {
-            _reader.emplace(std::move(reader));
-            return offered::kept;
-        }
-        lock.unlock();
-        // Delivered, and it ended meanwhile: the reader is told so.
-        reader(delivered ? nullptr : update);
+        // Under the lock, so that nothing resumes the reader (end(), say)
+        // while the sink writes.
+        if (_sink->take(update) == live_sink::taken::whole) return offered::kept;
+        resume_reader(lock, update);
         return offered::kept;
     }
     if (_reader) {  // the queue is empty

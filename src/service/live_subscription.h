@@ -30,7 +30,8 @@ namespace dstream::service {
 
 // What a parked reader can do with an update without being resumed (the
 // edge sends it to the reader's socket at once). Called on the offering
-// thread while the reader is parked, so the reader cannot run meanwhile.
+// thread while the reader is parked, under the subscription's lock, so the
+// reader cannot run meanwhile; it must not call the subscription.
 class live_sink {
 public:
     enum class taken {

@@ -200,13 +200,17 @@ TEST(LiveSubscription, AnEndWhileTheSinkWritesWakesTheReaderAfterIt) {
     auto s = subscribe(io);
     scripted_sink sink(live_sink::taken::whole);
     std::optional<update_ptr> got;
+    std::thread deadline;
     sink.during = [&] {
-        s->end();
-        EXPECT_FALSE(got.has_value()) << "the reader is not resumed while the sink writes";
+        // The subscription's deadline, say, on another thread.
+        deadline = std::thread([s] { s->end(); });
+        std::this_thread::sleep_for(50ms);
+        EXPECT_FALSE(s->ended()) << "the end waits for the sink";
     };
     s->set_sink(&sink);
     park(io, *s, got);
     EXPECT_EQ(s->offer(update_to(9)), kept);
+    deadline.join();
     io.poll();
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(*got, nullptr) << "told it ended; the update itself was delivered";
