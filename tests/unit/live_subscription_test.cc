@@ -144,6 +144,16 @@ public:
     std::function<void()> during;
 };
 
+// A subscription whose sink answers `answer`, on an io_context run several times.
+struct with_sink {
+    explicit with_sink(live_sink::taken answer) : sink(answer) { s->set_sink(&sink); }
+    boost::asio::io_context io;
+    const boost::asio::executor_work_guard<boost::asio::io_context::executor_type> busy =
+        boost::asio::make_work_guard(io);
+    const std::shared_ptr<live_subscription> s = subscribe(io);
+    scripted_sink sink;
+};
+
 // The reader parked in next(); `got` is set once it is resumed.
 void park(boost::asio::io_context& io, live_subscription& s, std::optional<update_ptr>& got) {
     boost::asio::co_spawn(io, s.next(), [&](std::exception_ptr, update_ptr u) { got = std::move(u); });
@@ -152,11 +162,8 @@ void park(boost::asio::io_context& io, live_subscription& s, std::optional<updat
 }
 
 TEST(LiveSubscription, UpdatesASinkDeliversWholeLeaveTheReaderParked) {
-    boost::asio::io_context io;
-    const auto busy = boost::asio::make_work_guard(io);
-    auto s = subscribe(io);
-    scripted_sink sink(live_sink::taken::whole);
-    s->set_sink(&sink);
+    with_sink t(live_sink::taken::whole);
+    auto& [io, busy, s, sink] = t;
     std::optional<update_ptr> got;
     park(io, *s, got);
     EXPECT_EQ(s->offer(update_to(1)), kept);
@@ -173,11 +180,8 @@ TEST(LiveSubscription, UpdatesASinkDeliversWholeLeaveTheReaderParked) {
 
 TEST(LiveSubscription, AnUpdateTheSinkBeganOrDeclinedWakesTheReaderWithIt) {
     for (const auto answer : {live_sink::taken::part, live_sink::taken::no}) {
-        boost::asio::io_context io;
-        const auto busy = boost::asio::make_work_guard(io);
-        auto s = subscribe(io);
-        scripted_sink sink(answer);
-        s->set_sink(&sink);
+        with_sink t(answer);
+        auto& [io, busy, s, sink] = t;
         std::optional<update_ptr> got;
         park(io, *s, got);
         EXPECT_EQ(s->offer(update_to(4)), kept);
@@ -195,10 +199,8 @@ TEST(LiveSubscription, AnUpdateTheSinkBeganOrDeclinedWakesTheReaderWithIt) {
 }
 
 TEST(LiveSubscription, AnEndWhileTheSinkWritesWakesTheReaderAfterIt) {
-    boost::asio::io_context io;
-    const auto busy = boost::asio::make_work_guard(io);
-    auto s = subscribe(io);
-    scripted_sink sink(live_sink::taken::whole);
+    with_sink t(live_sink::taken::whole);
+    auto& [io, busy, s, sink] = t;
     std::optional<update_ptr> got;
     std::thread deadline;
     sink.during = [&] {
@@ -207,7 +209,6 @@ TEST(LiveSubscription, AnEndWhileTheSinkWritesWakesTheReaderAfterIt) {
         std::this_thread::sleep_for(50ms);
         EXPECT_FALSE(s->ended()) << "the end waits for the sink";
     };
-    s->set_sink(&sink);
     park(io, *s, got);
     EXPECT_EQ(s->offer(update_to(9)), kept);
     deadline.join();
@@ -218,11 +219,8 @@ TEST(LiveSubscription, AnEndWhileTheSinkWritesWakesTheReaderAfterIt) {
 }
 
 TEST(LiveSubscription, WithoutASinkOrAParkedReaderNothingIsGivenToTheSink) {
-    boost::asio::io_context io;
-    const auto busy = boost::asio::make_work_guard(io);
-    auto s = subscribe(io);
-    scripted_sink sink(live_sink::taken::whole);
-    s->set_sink(&sink);
+    with_sink t(live_sink::taken::whole);
+    auto& [io, busy, s, sink] = t;
     EXPECT_EQ(s->offer(update_to(1)), kept);  // the reader is not parked: queued
     EXPECT_TRUE(sink.given.empty());
     EXPECT_EQ(s->take_queued()->view().next, 1u);
