@@ -133,7 +133,7 @@ TEST(LiveSubscription, AnEndWakesTheWaitingReaderWithNothing) {
 // A sink that answers as told and records what it was given.
 class scripted_sink final : public live_sink {
 public:
-    explicit scripted_sink(taken answer) : answer(answer) {}
+    explicit scripted_sink(taken told) : answer(told) {}
     taken take(const update_ptr& update) override {
         given.push_back(update->view().next);
         if (during) during();
