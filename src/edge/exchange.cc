@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <tuple>
 #include <unistd.h>
 
 #include <boost/asio/redirect_error.hpp>
@@ -149,6 +150,20 @@ void exchange::set_cache_control(response& res, std::string_view directive) cons
 bool exchange::has_query() const {
     return split_request_target(std::string_view(_req.target().data(), _req.target().size()))
         .has_query;
+}
+
+void exchange::keep_request_line_only() {
+    request line(std::piecewise_construct, std::make_tuple(),
+                 std::make_tuple(field_allocator<char>()));
+    if (_req.method() == http::verb::unknown) {
+        line.method_string(_req.method_string());
+    } else {
+        line.method(_req.method());
+    }
+    line.target(_req.target());
+    line.version(_req.version());
+    line.keep_alive(_req.keep_alive());
+    _req = std::move(line);
 }
 
 void exchange::sent(http::status status, std::uint64_t body_bytes) {

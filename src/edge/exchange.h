@@ -186,6 +186,12 @@ public:
     framed_writer writer_of_framed_chunks();
     boost::asio::awaitable<bool> send_framed_rest(std::string_view chunk, std::size_t written);
 
+    // For an answer that lasts (a live reader), once its head is sent: the
+    // request keeps its line and whether the connection stays open, and
+    // gives back its header fields, whose memory is the connection's field
+    // block (edge/field_arena.h), held for as long as the answer otherwise.
+    void keep_request_line_only();
+
     // The connection must close after this answer.
     void close_after() { _summary.close = true; }
     bool closing() const { return _summary.close; }

@@ -1,3 +1,4 @@
+#include "edge/handle_sse.h"
 #include "edge/handlers.h"
 #include "edge/headers.h"
 #include "edge/http_metrics.h"
@@ -91,29 +92,23 @@ boost::asio::awaitable<void> long_poll(exchange& ex, const read_params& p,
     co_await ex.send(res);
 }
 
-}  // namespace
+boost::asio::awaitable<void> refuse(exchange& ex, error e) {
+    response res = ex.make_error(e);
+    co_await ex.send(res);
+}
 
-boost::asio::awaitable<void> handle_read(exchange& ex) {
-    auto params = parse_read_params(ex);
-    if (!params) {
-        response res = ex.make_error(params.err());
-        co_await ex.send(res);
-        co_return;
-    }
-    if (params->live == read_params::live_mode::sse) {
-        co_await handle_sse(ex);
-        co_return;
-    }
+// A catch-up read or a long-poll.
+boost::asio::awaitable<void> read_once(exchange& ex, read_params p) {
     const service::placement where = ex.placement();
     if (auto routed = route_elsewhere(ex, where,
-                                      params->leader ? answered_by::leader : answered_by::replica)) {
+                                      p.leader ? answered_by::leader : answered_by::replica)) {
         co_await ex.send(*routed);
         co_return;
     }
-    service::read_request first = make_read_request(ex, *params, params->start);
+    service::read_request first = make_read_request(ex, p, p.start);
     // A catch-up read sends the bytes as stored; a long-poll may answer
     // with the bytes of a shared update instead.
-    first.cold_as_files = params->live == read_params::live_mode::none;
+    first.cold_as_files = p.live == read_params::live_mode::none;
     // A follower's long-poll then waits for its own apply.
     first.linearizable = first.linearizable || catches_up_first(ex, where);
     service::stream_view view = co_await ex.service().read(first);
@@ -122,11 +117,22 @@ boost::asio::awaitable<void> handle_read(exchange& ex) {
         co_await ex.send(res);
         co_return;
     }
-    if (params->live == read_params::live_mode::long_poll) {
-        co_await long_poll(ex, *params, view);
+    if (p.live == read_params::live_mode::long_poll) {
+        co_await long_poll(ex, p, view);
     } else {
-        co_await send_data(ex, view, *params, false);
+        co_await send_data(ex, view, p, false);
     }
+}
+
+}  // namespace
+
+// Not a coroutine itself, so that a live SSE reader, which lasts, holds
+// no frame of it beside handle_sse's.
+boost::asio::awaitable<void> handle_read(exchange& ex) {
+    result<read_params> params = parse_read_params(ex);
+    if (!params) return refuse(ex, params.err());
+    if (params->live == read_params::live_mode::sse) return handle_sse(ex, std::move(*params));
+    return read_once(ex, std::move(*params));
 }
 
 }  // namespace dstream::edge

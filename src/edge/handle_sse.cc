@@ -7,7 +7,7 @@
 
 #include <boost/asio/this_coro.hpp>
 
-#include "edge/handlers.h"
+#include "edge/handle_sse.h"
 #include "edge/headers.h"
 #include "edge/http_metrics.h"
 #include "edge/read_common.h"
@@ -230,54 +230,57 @@ private:
     bool _failed = false;
 };
 
-}  // namespace
+// What an SSE answer begins from, once its head is sent.
+struct opened_events {
+    read_params params;
+    service::stream_view view;  // the first read's
+    representation rep;
+    bool base64;
+    admission::ticket slot;  // the live reader's place
+};
 
-boost::asio::awaitable<void> handle_sse(exchange& ex) {
-    auto params = parse_read_params(ex);
-    if (!params) {
-        response res = ex.make_error(params.err());
-        co_await ex.send(res);
-        co_return;
-    }
+// The first read and the answer's head; nothing when a refusal was answered
+// instead. A coroutine of its own, so that its frame is gone while the
+// reader lasts, and what it gives is one pointer in the reader's frame.
+boost::asio::awaitable<std::unique_ptr<opened_events>> open_events(exchange& ex,
+                                                                   read_params params) {
     const service::placement where = ex.placement();
     if (auto routed = route_elsewhere(ex, where, answered_by::replica)) {
         co_await ex.send(*routed);
-        co_return;
+        co_return nullptr;
     }
-    service::read_request initial = make_read_request(ex, *params, params->start);
+    service::read_request initial = make_read_request(ex, params, params.start);
     // A follower's own apply wakes the reader from then on.
     initial.linearizable = catches_up_first(ex, where);
     service::stream_view view = co_await ex.service().read(initial);
     if (view.refusal) {
         response res = render_read_refusal(ex, *view.refusal, view.incarnation);
         co_await ex.send(res);
-        co_return;
+        co_return nullptr;
     }
     const representation rep = representation_for(view, ex.target().where);
     const bool base64 =
         rep == representation::bytes && !protocol::is_text_for_sse(view.content_type);
     // On a text SSE read a smaller max_bytes is raised to 4, so an event can
     // hold a whole UTF-8 character (extensions 9.3).
-    if (!base64 && params->max_bytes_given && params->max_bytes < 4) {
-        params->max_bytes = 4;
-        const service::read_request wider = make_read_request(ex, *params, params->start);
+    if (!base64 && params.max_bytes_given && params.max_bytes < 4) {
+        params.max_bytes = 4;
+        const service::read_request wider = make_read_request(ex, params, params.start);
         view = co_await ex.service().read(wider);
         if (view.refusal) {
             response res = ex.make_error(*view.refusal);
             co_await ex.send(res);
-            co_return;
+            co_return nullptr;
         }
     }
-    const std::optional<admission::ticket> slot = co_await admit_live_reader(ex);
-    if (!slot) co_return;
-    const bool text_events = !base64 && rep != representation::json_array;
-    if (text_events) end_on_character(view);
-    const std::uint64_t incarnation = view.incarnation;
+    std::optional<admission::ticket> slot = co_await admit_live_reader(ex);
+    if (!slot) co_return nullptr;
+    if (!base64 && rep != representation::json_array) end_on_character(view);
 
     response res = ex.make_response(http::status::ok);
     res.set(http::field::content_type, "text/event-stream");
     ex.set_cache_control(res, "no-cache");
-    res.set(hdr::stream_incarnation, std::to_string(incarnation));
+    res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
     if (base64) {
         res.set(hdr::stream_sse_data_encoding, "base64");
         res.set(hdr::stream_data_content_type, view.content_type);
@@ -285,12 +288,28 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         res.set(hdr::stream_data_content_type, "application/x-ndjson");
     }
     co_await ex.begin_stream(res);
+    co_return std::make_unique<opened_events>(
+        opened_events{std::move(params), std::move(view), rep, base64, std::move(*slot)});
+}
+
+}  // namespace
+
+boost::asio::awaitable<void> handle_sse(exchange& ex, read_params p) {
+    const std::unique_ptr<opened_events> opened = co_await open_events(ex, std::move(p));
+    if (!opened) co_return;
+    // Neither the head's fields nor the request's are needed from here on:
+    // an idle reader then holds no field block.
+    ex.keep_request_line_only();
     const metrics::gauge_hold streaming(http_metrics::get().sse_readers);
+    const read_params& params = opened->params;
+    service::stream_view& view = opened->view;
+    const bool text_events = !opened->base64 && opened->rep != representation::json_array;
+    const std::uint64_t incarnation = view.incarnation;
 
     // The connection closes after a bounded lifetime so that CDNs can collapse
     // readers (base protocol 10.2); the client reconnects from the last offset.
     const auto end_of_life = std::chrono::steady_clock::now() + ex.options().sse_lifetime;
-    event_renderer renderer(ex, *params, rep, base64);
+    event_renderer renderer(ex, params, opened->rep, opened->base64);
     update_ptr update;  // when set, the view to send
     // Registered with the stream's group once, while the reader keeps up.
     std::shared_ptr<service::live_subscription> following;
@@ -332,7 +351,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex) {
         // The read that follows the events sent; a reader that keeps up with
         // its subscription needs none.
         const auto next_read = [&] {
-            read_params again = *params;
+            read_params again = params;
             again.if_incarnation = incarnation;
             return make_read_request(
                 ex, again, protocol::read_start{protocol::read_start::kind::position, position});

@@ -12,7 +12,6 @@ boost::asio::awaitable<void> handle_append(exchange& ex);   // POST {stream}
 boost::asio::awaitable<void> handle_delete(exchange& ex);   // DELETE {stream}
 boost::asio::awaitable<void> handle_head(exchange& ex);     // HEAD {stream}
 boost::asio::awaitable<void> handle_read(exchange& ex);     // GET {stream}: catch-up, long-poll
-boost::asio::awaitable<void> handle_sse(exchange& ex);      // GET {stream}?live=sse
 boost::asio::awaitable<void> handle_options(exchange& ex);  // CORS preflight
 boost::asio::awaitable<void> handle_bucket(exchange& ex);   // PUT /{bucket_id}
 boost::asio::awaitable<void> handle_operator(exchange& ex);  // /__ursula/health, ready, metrics

@@ -13,7 +13,6 @@
 // at its deadline (the end of the reader's connection lifetime).
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +22,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/reusable_queue.h"
 #include "runtime/await_callback.h"
 #include "service/live_update.h"
 
@@ -82,7 +82,8 @@ private:
     const boost::asio::execution_context* _home;
     boost::asio::steady_timer _deadline;  // touched on the reader's executor only
     mutable std::mutex _mutex;
-    std::deque<update_ptr> _queue;
+    // Empty without an allocation: most readers keep up and queue nothing.
+    reusable_queue<update_ptr> _queue;
     // Written under the mutex; read without it by the group, which drops
     // ended subscriptions.
     std::atomic<bool> _ended{false};

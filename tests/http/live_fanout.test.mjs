@@ -5,9 +5,14 @@
 // position, its max_bytes or its mode.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, suiteOverTls } from './lib/server.mjs';
+import { readFileSync } from 'node:fs';
+import { notOnCluster, notOverTls, startServer, suiteOverTls } from './lib/server.mjs';
 import { uniq, openSse, sleep, RawConn, rawRequest } from './lib/http.mjs';
 import { parsePrometheus, value } from './lib/prometheus.mjs';
+
+// ASan's shadow memory and quarantine are not the server's: the memory
+// bound is only checked in a plain build (tests/http/CMakeLists.txt).
+const sanitized = process.env.DSTREAM_SANITIZED === '1';
 
 let srv;
 before(async () => { srv = await startServer(); });
@@ -262,4 +267,47 @@ test('live fan-out: the updates queued for a reader whose socket was full go out
     const written = chunks.filter((c) => c.includes('event: data')).length;
     assert.ok(written < bodies.length, `${written} writes carried the ${bodies.length} updates`);
     conn.destroy();
+});
+
+test('live fan-out: 1000 SSE readers waiting at the tail hold bounded memory, and every one gets the next append',
+     { timeout: 120_000,
+       skip: notOverTls('its bound is a plain connection\'s') || notOnCluster('it measures one process') },
+     async (t) => {
+    const count = 1000;
+    const own = await startServer({ memory: false });
+    const conns = [];
+    try {
+        const path = `/bkt-fanout/${uniq('idle')}`;
+        const url = own.url + path;
+        await create(url, 'text/plain');
+        await append(url, 'text/plain', 'hello');
+        // Warm up: the threads' caches and the first connections' memory.
+        for (let i = 0; i < 20; i++) await (await fetch(`${url}?offset=-1`)).text();
+        const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${own.pid}/status`, 'latin1'))[1]) * 1024;
+        const before = rss();
+        for (let i = 0; i < count; i += 100) {
+            conns.push(...await Promise.all(Array.from({ length: Math.min(100, count - i) }, async () => {
+                const conn = await RawConn.open(own.port);
+                await conn.write(`GET ${path}?offset=now&live=sse HTTP/1.1\r\nHost: x\r\n\r\n`);
+                // The head and the first control event: the reader waits at the tail.
+                await conn.waitFor(() => conn.buf.includes('event: control'), 10_000);
+                return conn;
+            })));
+        }
+        await sleep(500);
+        const perReader = (rss() - before) / count;
+        t.diagnostic(`${count} idle SSE readers: ${Math.round(perReader)} bytes of RSS each`);
+        // A reader holds its connection and the frames of its coroutines,
+        // not the request's header fields (exchange::keep_request_line_only)
+        // nor a queue's first block.
+        if (!sanitized) assert.ok(perReader < 12 * 1024, `${perReader} bytes per idle SSE reader`);
+        await append(url, 'text/plain', 'world');
+        for (const conn of conns) {
+            await conn.waitFor(() => conn.buf.includes('data:world'), 10_000);
+        }
+        assert.equal(conns.filter((c) => !c.buf.includes('data:world')).length, 0, 'every reader got the append');
+    } finally {
+        for (const c of conns) c.destroy();
+        await own.stop();
+    }
 });
