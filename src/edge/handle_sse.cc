@@ -292,6 +292,39 @@ boost::asio::awaitable<std::unique_ptr<opened_events>> open_events(exchange& ex,
         opened_events{std::move(params), std::move(view), rep, base64, std::move(*slot)});
 }
 
+// The read that follows the events sent, up to `position`, of the stream
+// the answer began on (extensions 2.4).
+service::read_request read_after(const exchange& ex, const read_params& params,
+                                 std::uint64_t incarnation, std::uint64_t position) {
+    read_params again = params;
+    again.if_incarnation = incarnation;
+    return make_read_request(ex, again,
+                             protocol::read_start{protocol::read_start::kind::position, position});
+}
+
+// The helpers below are not part of the reader's coroutine, so that what
+// they hold (a read request, a second view, an error answer) is not in its
+// frame, which lasts as long as the reader.
+
+// A catch-up read into `view`.
+boost::asio::awaitable<void> read_into(exchange& ex, service::read_request request,
+                                       service::stream_view& view, bool text_events) {
+    view = co_await ex.service().read(request);
+    if (!view.refusal && text_events) end_on_character(view);
+}
+
+std::shared_ptr<service::live_subscription> follow(exchange& ex, service::read_request request,
+                                                   const boost::asio::any_io_executor& reader,
+                                                   std::chrono::steady_clock::time_point until) {
+    return ex.service().follow(request, reader, until);
+}
+
+// extensions 11: a live read that ends in error sends the error body as an event.
+void append_error_event(std::string& events, const exchange& ex, const error& refusal) {
+    const response err = ex.make_error(refusal);
+    protocol::append_sse_event(events, "error", err.body());
+}
+
 }  // namespace
 
 boost::asio::awaitable<void> handle_sse(exchange& ex, read_params p) {
@@ -348,21 +381,13 @@ boost::asio::awaitable<void> handle_sse(exchange& ex, read_params p) {
         // as at the end of the connection's lifetime.
         if (current.reached_closed_tail() || ex.service().live_reads_ended()) break;
         if (current.up_to_date() && std::chrono::steady_clock::now() >= end_of_life) break;
-        // The read that follows the events sent; a reader that keeps up with
-        // its subscription needs none.
-        const auto next_read = [&] {
-            read_params again = params;
-            again.if_incarnation = incarnation;
-            return make_read_request(
-                ex, again, protocol::read_start{protocol::read_start::kind::position, position});
-        };
         update_ptr woken;
         if (current.up_to_date()) {
             if (!following) {
                 const boost::asio::any_io_executor reader =
                     co_await boost::asio::this_coro::executor;
-                const service::read_request next = next_read();
-                following = ex.service().follow(next, reader, end_of_life);
+                following =
+                    follow(ex, read_after(ex, params, incarnation, position), reader, end_of_life);
                 if (direct) following->set_sink(&*direct);
             }
             // Updates the sink delivered whole never wake the reader; one it
@@ -379,16 +404,13 @@ boost::asio::awaitable<void> handle_sse(exchange& ex, read_params p) {
             }
         }
         update = std::move(woken);
+        // A reader that keeps up with its subscription reads nothing itself.
         if (!update) {
-            const service::read_request next = next_read();
-            view = co_await ex.service().read(next);
-            if (!view.refusal && text_events) end_on_character(view);
+            co_await read_into(ex, read_after(ex, params, incarnation, position), view, text_events);
         }
         const std::optional<error>& refusal = update ? update->view().refusal : view.refusal;
         if (refusal) {
-            // extensions 11: a live read that ends in error sends the error body as an event.
-            const response err = ex.make_error(*refusal);
-            protocol::append_sse_event(events, "error", err.body());
+            append_error_event(events, ex, *refusal);
             break;
         }
     }
