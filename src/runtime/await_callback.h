@@ -20,6 +20,8 @@
 // expression: GCC 12 miscompiles a capturing lambda built in the same
 // expression as a co_await (it frees the captures twice; asio issues #1007
 // and #858).
+#include <cstddef>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -46,12 +48,23 @@ public:
 
     void operator()(T&& value) {
         const auto executor = boost::asio::get_associated_executor(_handler);
-        boost::asio::post(executor, [h = std::move(_handler), v = std::move(value)]() mutable {
-            std::move(h)(std::move(v));
-        });
+        if constexpr (sizeof(T) <= boxed_above) {
+            boost::asio::post(executor, [h = std::move(_handler), v = std::move(value)]() mutable {
+                std::move(h)(std::move(v));
+            });
+        } else {
+            // Asio moves the posted function several times on its way: a
+            // large value (a write's answer, hundreds of bytes of strings
+            // and optionals) travels in a box, moved once into it.
+            boost::asio::post(executor, [h = std::move(_handler),
+                                         v = std::make_unique<T>(std::move(value))]() mutable {
+                std::move(h)(std::move(*v));
+            });
+        }
     }
 
 private:
+    static constexpr std::size_t boxed_above = 64;
     Handler _handler;
 };
 

@@ -183,7 +183,7 @@ void engine::forward(state::command_body body) {
         peer_request ask;
         ask.what = peer_request::kind::propose;
         ask.group = g.id();
-        ask.command = state::encode_command(state::command{0, std::move(body)});
+        ask.command = state::encode_command(0, body);
         _peer_reads->ask(std::move(ask), [](peer_answer) {});
         return;
     }
@@ -314,7 +314,7 @@ asio::awaitable<state::apply_result> engine::propose(state::command_body& body, 
                 peer_request ask;
                 ask.what = peer_request::kind::propose;
                 ask.group = g.id();
-                ask.command = state::encode_command(state::command{0, std::move(body)});
+                ask.command = state::encode_command(0, body);
                 _peer_reads->ask(std::move(ask), [done = std::move(done)](peer_answer a) mutable {
                     state::apply_result r;
                     r.refusal = std::move(a.refusal);

@@ -91,10 +91,10 @@ public:
     void start();
     log::group_log* log() { return _log.get(); }
 
-    void submit(state::command_body body, write_done done) {
+    void submit(state::command_body&& body, write_done done) {
         _leader.submit(std::move(body), std::move(done));
     }
-    void submit_via_leader(state::command_body body, write_done done) {
+    void submit_via_leader(state::command_body&& body, write_done done) {
         _leader.submit_via_leader(std::move(body), std::move(done));
     }
     read_plan read(const read_request& request,

@@ -34,15 +34,15 @@ group_leader::group_leader(group_strand strand, group_replica& replica, group_re
       _metrics(in.metrics),
       _flush_backoff(in.cold.flush_retry_base, in.cold.flush_retry_cap) {}
 
-void group_leader::submit(state::command_body body, write_done done) {
+void group_leader::submit(state::command_body&& body, write_done done) {
     queue(submission{std::move(body), std::move(done), false});
 }
 
-void group_leader::submit_via_leader(state::command_body body, write_done done) {
+void group_leader::submit_via_leader(state::command_body&& body, write_done done) {
     queue(submission{std::move(body), std::move(done), true});
 }
 
-void group_leader::queue(submission s) {
+void group_leader::queue(submission&& s) {
     bool post = false;
     {
         std::lock_guard lock(_submitted_mutex);
@@ -68,13 +68,13 @@ void group_leader::propose_submitted() {
     _proposing.clear();
 }
 
-void group_leader::forward(state::command_body body, write_done done) {
+void group_leader::forward(state::command_body&& body, write_done done) {
     if (_log == nullptr) {
         refuse(done, not_leading());
         return;
     }
     const auto now = _clock.wall_ms();
-    _log->forward(state::encode_command(state::command{now, std::move(body)}),
+    _log->forward(state::encode_command(now, body),
                   [this, done = std::move(done)](log::proposal p) mutable {
                       switch (p.what) {
                           case log::proposal::outcome::accepted:
@@ -115,7 +115,7 @@ void group_leader::refuse(write_done& done, const error& why) {
     answer(done, std::move(refused));
 }
 
-void group_leader::propose(state::command_body body, write_done done) {
+void group_leader::propose(state::command_body&& body, write_done done) {
     if (!_leadership.leads() || _log == nullptr) {
         refuse(done, not_leading());
         return;
@@ -150,7 +150,7 @@ void group_leader::propose(state::command_body body, write_done done) {
     }
     const auto now = _clock.wall_ms();
     if (const std::string* key = state::command_key(body)) _reads.live_stream(*key, now);
-    const log::proposal p = _log->propose(state::encode_command(state::command{now, std::move(body)}));
+    const log::proposal p = _log->propose(state::encode_command(now, body));
     switch (p.what) {
         case log::proposal::outcome::accepted:
             _pending.push_back(pending_entry{p.index, p.term, std::move(done)});

@@ -53,15 +53,15 @@ public:
     // Any thread: propose()s `body` on the group's strand. Proposals queued
     // while a post for them is pending share it, so a busy group takes one
     // post per burst, not one per write.
-    void submit(state::command_body body, write_done done);
+    void submit(state::command_body&& body, write_done done);
     // Any thread: like submit(), but on a replica that does not lead, the
     // group's leader proposes it (group_log::forward) and the apply of its
     // entry here answers it: for a command one group sends another (a fork's
     // reference on its source), whose leader may be on another node.
-    void submit_via_leader(state::command_body body, write_done done);
+    void submit_via_leader(state::command_body&& body, write_done done);
     // On the strand: stamps, encodes and proposes `body`; `done` gets the
     // apply of its entry, or the refusal.
-    void propose(state::command_body body, write_done done);
+    void propose(state::command_body&& body, write_done done);
 
     // The log's side.
     void leadership_changed(const log::leadership& now);
@@ -93,11 +93,11 @@ private:
         write_done done;
         bool via_leader = false;
     };
-    void queue(submission s);
+    void queue(submission&& s);
     void propose_submitted();
     // A follower's proposal by way of the leader; its entry then waits here
     // for its apply like one proposed here.
-    void forward(state::command_body body, write_done done);
+    void forward(state::command_body&& body, write_done done);
     void await_entry(std::uint64_t index, std::uint64_t term, write_done done);
     // The refusal when this node cannot propose: NO_LEADER.
     error not_leading() const;

@@ -184,6 +184,8 @@ const std::string* command_key(const command_body& body);
 std::string* command_key(command_body& body);
 
 std::string encode_command(const command& cmd);
+// The same for a command made at `now_ms` of `body`, without moving the body into one.
+std::string encode_command(protocol::unix_ms now_ms, const command_body& body);
 
 // A write identity's encoding, shared with checkpoints.
 void put_identity(binary_writer& w, const protocol::write_identity& id);

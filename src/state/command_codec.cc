@@ -355,18 +355,20 @@ std::string* command_key(command_body& body) {
     return const_cast<std::string*>(command_key(std::as_const(body)));
 }
 
-std::string encode_command(const command& cmd) {
+std::string encode_command(const command& cmd) { return encode_command(cmd.now_ms, cmd.body); }
+
+std::string encode_command(protocol::unix_ms now_ms, const command_body& body) {
     binary_writer w;
     // One allocation per record: an append's fields other than its body
     // (key, content type, producer, sequence) fit in the margin.
     constexpr std::size_t fields_margin = 512;
-    const auto* appended = std::get_if<append>(&cmd.body);
-    const auto* restored = std::get_if<restore_group>(&cmd.body);
+    const auto* appended = std::get_if<append>(&body);
+    const auto* restored = std::get_if<restore_group>(&body);
     w.reserve(fields_margin + (appended != nullptr ? appended->body.size() : 0) +
               (restored != nullptr ? restored->image.size() : 0));
     w.put_u8(codec_version);
-    w.put_u64(static_cast<std::uint64_t>(cmd.now_ms));
-    std::visit(encoder{w}, cmd.body);
+    w.put_u64(static_cast<std::uint64_t>(now_ms));
+    std::visit(encoder{w}, body);
     return std::move(w).take();
 }
 
