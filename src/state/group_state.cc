@@ -266,11 +266,18 @@ apply_result group_state::apply_create(create_stream& c, protocol::unix_ms now,
 }
 
 apply_result group_state::apply_append(append& c, protocol::unix_ms now) {
-    stream* s = find_mutable(c.key);
-    if (s == nullptr) return absent(c.key);
-    if (c.if_incarnation && *c.if_incarnation != s->incarnation) return incarnation_mismatch(*s);
-
+    // Every return is of `r`, so that the answer is built where the caller
+    // keeps it: it is large, and a move of it takes some 200 instructions.
     apply_result r;
+    stream* s = find_mutable(c.key);
+    if (s == nullptr) {
+        r = absent(c.key);
+        return r;
+    }
+    if (c.if_incarnation && *c.if_incarnation != s->incarnation) {
+        r = incarnation_mismatch(*s);
+        return r;
+    }
     describe_tail(r, *s);
     r.producer_write = c.producer.has_value();
     const bool close_only = c.close && c.body.empty() && !c.content_fault;
