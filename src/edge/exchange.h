@@ -83,8 +83,8 @@ class exchange {
 public:
     // The exchange reports its answer in `summary`; a `close` already set
     // there (a server that drains) closes the connection after it.
-    exchange(transport io, request& req, route r, query_params q, service::stream_service* service,
-             const edge_options& options, answer_summary& summary)
+    exchange(transport io, request& req, route&& r, query_params&& q,
+             service::stream_service* service, const edge_options& options, answer_summary& summary)
         : _io(io),
           _stream(*io.tcp),
           _req(req),

@@ -100,8 +100,8 @@ boost::asio::awaitable<void> refuse(exchange& ex, error e) {
 // A catch-up read or a long-poll.
 boost::asio::awaitable<void> read_once(exchange& ex, read_params p) {
     const service::placement where = ex.placement();
-    if (auto routed = route_elsewhere(ex, where,
-                                      p.leader ? answered_by::leader : answered_by::replica)) {
+    if (auto routed =
+            route_elsewhere(ex, where, p.leader ? answered_by::leader : answered_by::replica)) {
         co_await ex.send(*routed);
         co_return;
     }

@@ -1,3 +1,5 @@
+#include "edge/handle_sse.h"
+
 #include <array>
 #include <chrono>
 #include <memory>
@@ -7,7 +9,6 @@
 
 #include <boost/asio/this_coro.hpp>
 
-#include "edge/handle_sse.h"
 #include "edge/headers.h"
 #include "edge/http_metrics.h"
 #include "edge/read_common.h"
@@ -406,7 +407,8 @@ boost::asio::awaitable<void> handle_sse(exchange& ex, read_params p) {
         update = std::move(woken);
         // A reader that keeps up with its subscription reads nothing itself.
         if (!update) {
-            co_await read_into(ex, read_after(ex, params, incarnation, position), view, text_events);
+            co_await read_into(ex, read_after(ex, params, incarnation, position), view,
+                               text_events);
         }
         const std::optional<error>& refusal = update ? update->view().refusal : view.refusal;
         if (refusal) {

@@ -559,11 +559,11 @@ asio::awaitable<bool> server::answer(connection& conn, Stream& socket, request_p
     // An answer may take long (a live read): with nothing more buffered, the
     // read buffer's memory goes meanwhile, and the next read takes it again.
     if (conn.buffer.size() == 0) conn.buffer.shrink_to_fit();
-    co_await run_exchange(stream, req, std::move(resolved), target, summary, std::move(part_upload));
+    co_await run_exchange(stream, req, resolved, target, summary, std::move(part_upload));
     co_return keep_alive;
 }
 
-asio::awaitable<void> server::run_exchange(transport io, request& head, result<route> resolved,
+asio::awaitable<void> server::run_exchange(transport io, request& head, result<route>& resolved,
                                            const request_target& target, answer_summary& summary,
                                            std::unique_ptr<service::part_upload> part_upload) {
     result<query_params> query = query_params::parse(target.query);
@@ -802,7 +802,7 @@ asio::awaitable<void> server::answer_h2_stream(connection& conn, h2_stream& st) 
         case h2_stream::body_state::gone:
             co_return;  // reset, or the body took longer than the body timeout
     }
-    co_await run_exchange(io, head, std::move(resolved), target, summary, std::move(part_upload));
+    co_await run_exchange(io, head, resolved, target, summary, std::move(part_upload));
 }
 
 }  // namespace dstream::edge

@@ -83,9 +83,10 @@ private:
     boost::asio::awaitable<void> answer_h2_stream(connection& conn, h2_stream& stream);
     // A request whose head and body are read, whatever its protocol: its
     // exchange, dispatched by route (the admin listener's routes on it).
-    boost::asio::awaitable<void> run_exchange(transport io, request& head, result<route> resolved,
-                                              const request_target& target,
-                                              answer_summary& summary,
+    // `resolved` is the caller's, whose frame outlives the exchange; its route
+    // is moved into the exchange.
+    boost::asio::awaitable<void> run_exchange(transport io, request& head, result<route>& resolved,
+                                              const request_target& target, answer_summary& summary,
                                               std::unique_ptr<service::part_upload> part_upload);
     // Metrics, the access log and the error log of one answered request.
     void account(const connection& conn, const answer_summary& s, const request& head,

@@ -170,7 +170,7 @@ edge::response edge_refusal(const error& e) {
     edge::request req{boost::beast::http::verb::post, stream, 11};
     edge::edge_options options;
     edge::answer_summary summary;
-    const edge::exchange ex(connection, req, edge::route{}, *edge::query_params::parse(""), nullptr,
+    const edge::exchange ex(connection, req, edge::route{}, edge::query_params{}, nullptr,
                             options, summary);
     return ex.make_error(e);
 }

@@ -167,7 +167,7 @@ edge::response edge_answer(const state::apply_result& r, bool publish = false) {
     edge::request req{boost::beast::http::verb::post, "/v1/stream/s", 11};
     edge::edge_options options;
     edge::answer_summary summary;
-    const edge::exchange ex(stream, req, edge::route{}, *edge::query_params::parse(""), nullptr,
+    const edge::exchange ex(stream, req, edge::route{}, edge::query_params{}, nullptr,
                             options, summary);
     return publish ? edge::render_publish_answer(ex, r) : edge::render_append_answer(ex, r, false);
 }

@@ -63,7 +63,7 @@ protected:
     }
 
     status answer(service::cold_stream& cold, const std::vector<std::string>& hot) {
-        exchange ex(*_server, _req, route{}, *query_params::parse(""), nullptr, _options, summary);
+        exchange ex(*_server, _req, route{}, query_params{}, nullptr, _options, summary);
         response res = ex.make_response(http::status::ok);
         const auto slices = slices_of(hot);
         return test::run_to_end(_io, ex.send_streamed_and_slices(res, cold, slices));
