@@ -354,6 +354,26 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
     throw_if_failed(co_await write(message, write_deadline::none));
 }
 
+namespace {
+
+// An HTTP/1.1 chunk's size line: its size in hex, CRLF.
+class chunk_size_line {
+public:
+    explicit chunk_size_line(std::size_t bytes) {
+        const auto [end, ignored] = std::to_chars(_text.data(), _text.data() + 16, bytes, 16);
+        _length = static_cast<std::size_t>(end - _text.data());
+        _text[_length++] = '\r';
+        _text[_length++] = '\n';
+    }
+    std::string_view text() const { return {_text.data(), _length}; }
+
+private:
+    std::array<char, 18> _text{};
+    std::size_t _length = 0;
+};
+
+}  // namespace
+
 asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
     if (data.empty()) co_return true;  // an empty chunk would end the body
     if (_io.h2 != nullptr) {
@@ -362,13 +382,8 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
         _summary.body_bytes += data.size();
         co_return true;
     }
-    std::array<char, 20> size_line{};
-    const auto [end, ignored] =
-        std::to_chars(size_line.data(), size_line.data() + 16, data.size(), 16);
-    std::size_t size_length = static_cast<std::size_t>(end - size_line.data());
-    size_line[size_length++] = '\r';
-    size_line[size_length++] = '\n';
-    const std::array<asio::const_buffer, 3> chunk{asio::buffer(size_line.data(), size_length),
+    const chunk_size_line size_line(data.size());
+    const std::array<asio::const_buffer, 3> chunk{asio::buffer(size_line.text()),
                                                   asio::buffer(data.data(), data.size()),
                                                   asio::buffer("\r\n", 2)};
     // Under the body timeout: a live reader that stops reading is let go.
@@ -381,12 +396,9 @@ asio::awaitable<bool> exchange::send_chunk(std::string_view data) {
 
 void exchange::append_chunk(std::string& out, std::string_view data, std::string_view more) {
     assert(!data.empty() || !more.empty());  // an empty chunk ends the body
-    std::array<char, 16> size_line{};
-    const auto [end, ignored] = std::to_chars(size_line.data(), size_line.data() + size_line.size(),
-                                              data.size() + more.size(), 16);
-    out.reserve(out.size() + static_cast<std::size_t>(end - size_line.data()) + data.size() +
-                more.size() + 4);
-    out.append(size_line.data(), end).append("\r\n").append(data).append(more).append("\r\n");
+    const chunk_size_line size_line(data.size() + more.size());
+    out.reserve(out.size() + size_line.text().size() + data.size() + more.size() + 2);
+    out.append(size_line.text()).append(data).append(more).append("\r\n");
 }
 
 namespace {

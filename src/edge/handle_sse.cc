@@ -238,6 +238,9 @@ struct opened_events {
     representation rep;
     bool base64;
     admission::ticket slot;  // the live reader's place
+
+    // Events of text, which must end on whole UTF-8 characters.
+    bool text_events() const { return !base64 && rep != representation::json_array; }
 };
 
 // The first read and the answer's head; nothing when a refusal was answered
@@ -276,24 +279,25 @@ boost::asio::awaitable<std::unique_ptr<opened_events>> open_events(exchange& ex,
     }
     std::optional<admission::ticket> slot = co_await admit_live_reader(ex);
     if (!slot) co_return nullptr;
-    if (!base64 && rep != representation::json_array) end_on_character(view);
+    auto opened = std::make_unique<opened_events>(
+        opened_events{std::move(params), std::move(view), rep, base64, std::move(*slot)});
+    if (opened->text_events()) end_on_character(opened->view);
 
     response res = ex.make_response(http::status::ok);
     res.set(http::field::content_type, "text/event-stream");
     ex.set_cache_control(res, "no-cache");
-    res.set(hdr::stream_incarnation, std::to_string(view.incarnation));
+    res.set(hdr::stream_incarnation, std::to_string(opened->view.incarnation));
     if (base64) {
         res.set(hdr::stream_sse_data_encoding, "base64");
-        res.set(hdr::stream_data_content_type, view.content_type);
+        res.set(hdr::stream_data_content_type, opened->view.content_type);
     } else if (rep == representation::ndjson) {
         res.set(hdr::stream_data_content_type, "application/x-ndjson");
     }
     co_await ex.begin_stream(res);
-    co_return std::make_unique<opened_events>(
-        opened_events{std::move(params), std::move(view), rep, base64, std::move(*slot)});
+    co_return opened;
 }
 
-// The read that follows the events sent, up to `position`, of the stream
+// The read that follows the events sent, from `position`, of the stream
 // the answer began on (extensions 2.4).
 service::read_request read_after(const exchange& ex, const read_params& params,
                                  std::uint64_t incarnation, std::uint64_t position) {
@@ -337,7 +341,7 @@ boost::asio::awaitable<void> handle_sse(exchange& ex, read_params p) {
     const metrics::gauge_hold streaming(http_metrics::get().sse_readers);
     const read_params& params = opened->params;
     service::stream_view& view = opened->view;
-    const bool text_events = !opened->base64 && opened->rep != representation::json_array;
+    const bool text_events = opened->text_events();
     const std::uint64_t incarnation = view.incarnation;
 
     // The connection closes after a bounded lifetime so that CDNs can collapse
