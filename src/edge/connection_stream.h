@@ -17,10 +17,12 @@ namespace dstream::edge {
 using connection_executor = runtime::compact_strand;
 using connection_socket = boost::asio::ip::tcp::socket::rebind_executor<connection_executor>::other;
 using connection_stream = boost::beast::basic_stream<boost::asio::ip::tcp, connection_executor>;
-// TLS over the connection's stream, which keeps the timeouts: a deadline set
-// on the TCP stream bounds the TLS operations too. Beast's wrapper coalesces
-// a gather write of up to 16 KiB into one TLS record.
-using tls_stream = boost::beast::ssl_stream<connection_stream&>;
+class tls_wire;  // edge/tls_wire.h
+// TLS over the connection's stream, through a tls_wire, which keeps the
+// timeouts: a deadline set on the TCP stream bounds the TLS operations too.
+// Beast's wrapper coalesces a gather write of up to 16 KiB into one TLS
+// record.
+using tls_stream = boost::beast::ssl_stream<tls_wire>;
 
 class h2_stream;
 

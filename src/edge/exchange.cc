@@ -18,11 +18,18 @@
 #include "edge/h2_session.h"
 #include "edge/headers.h"
 #include "edge/http_metrics.h"
+#include "edge/tls_wire.h"
 
 namespace dstream::edge {
 namespace {
 
 namespace asio = boost::asio;
+
+// Over TLS, a write of at most this many bytes is encrypted and sent at
+// once; what the socket does not take is held as records until sent. A
+// larger one (a catch-up read) waits for the socket record by record, so
+// that a slow reader is not given a copy of it to hold.
+constexpr std::size_t tls_written_now_at_most = 64 * 1024;
 
 std::string json_escape(std::string_view s) {
     std::string out;
@@ -459,9 +466,16 @@ exchange::written_now exchange::write_now(std::span<const asio::const_buffer> bu
     // without an asynchronous operation, a work guard or a timer. Only what
     // does not fit waits for the socket.
     written_now now;
-    // TLS takes an asynchronous write: a record the engine took cannot be
-    // handed back half written.
-    if (_io.tls != nullptr) return now;
+    if (_io.tls != nullptr) {
+        // What the socket does not take is held by the wire (edge/tls_wire.h)
+        // until write_rest(); a large write waits for the socket instead.
+        if (boost::beast::buffer_bytes(buffers) > tls_written_now_at_most) return now;
+        now.written = asio::write(*_io.tls, buffers, now.ec);
+        if (now.ec == asio::error::would_block) now.ec = {};
+        now.done = now.ec || (now.written == boost::beast::buffer_bytes(buffers) &&
+                              !_io.tls->next_layer().holds_output());
+        return now;
+    }
     auto& socket = _stream.socket();
     if (!socket.non_blocking()) socket.non_blocking(true, now.ec);
     if (!now.ec) now.written = socket.write_some(buffers, now.ec);
@@ -477,7 +491,16 @@ asio::awaitable<boost::system::error_code> exchange::write_rest(
     rest.consume(written);
     if (deadline == write_deadline::body_timeout) _stream.expires_after(_options.body_timeout);
     if (_io.tls != nullptr) {
-        co_await asio::async_write(*_io.tls, rest, asio::redirect_error(asio::use_awaitable, ec));
+        tls_wire& wire = _io.tls->next_layer();
+        if (wire.holds_output()) {
+            co_await asio::async_write(_stream, wire.held(),
+                                       asio::redirect_error(asio::use_awaitable, ec));
+            wire.release_held();
+        }
+        if (!ec && boost::beast::buffer_bytes(rest) > 0) {
+            co_await asio::async_write(*_io.tls, rest,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+        }
     } else {
         co_await asio::async_write(_stream, rest, asio::redirect_error(asio::use_awaitable, ec));
     }

@@ -20,6 +20,7 @@
 #include "edge/early_answer.h"
 #include "edge/http_metrics.h"
 #include "edge/request_head.h"
+#include "edge/tls_wire.h"
 #include "metrics/stopwatch.h"
 
 namespace dstream::edge {

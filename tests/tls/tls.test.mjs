@@ -336,3 +336,58 @@ test('SIGHUP reloads the pair under load: no failed request, open connections ke
         await srv.stop();
     }
 });
+
+// Pipelined GETs on one TLS connection, `count` of them, read only after
+// `pauseMs`; resolves to the bodies of the answers, in order.
+function pipelinedReads(port, path, count, pauseMs) {
+    return new Promise((resolve, reject) => {
+        const socket = tls.connect({ host: '127.0.0.1', port, ca, ALPNProtocols: ['http/1.1'] });
+        let got = Buffer.alloc(0);
+        const bodies = [];
+        socket.once('secureConnect', () => {
+            socket.pause();
+            socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(count));
+            setTimeout(() => socket.resume(), pauseMs);
+        });
+        socket.on('data', (d) => {
+            got = Buffer.concat([got, d]);
+            for (;;) {
+                const end = got.indexOf('\r\n\r\n');
+                if (end < 0) return;
+                const head = got.subarray(0, end).toString('latin1');
+                const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+                if (got.length < end + 4 + length) return;
+                bodies.push(got.subarray(end + 4, end + 4 + length));
+                got = got.subarray(end + 4 + length);
+                if (bodies.length === count) {
+                    socket.destroy();
+                    resolve(bodies);
+                    return;
+                }
+            }
+        });
+        socket.on('error', reject);
+        socket.setTimeout(30_000, () => socket.destroy(new Error(`timed out after ${bodies.length} answers`)));
+    });
+}
+
+test('answers a paused reader cannot take at once arrive whole and in order', async () => {
+    // Each answer is written at once (under 64 KiB); 80 of them fill the
+    // socket while the client does not read, so the records the socket does
+    // not take are held and sent as it drains.
+    const srv = await startServer({ extraArgs: servedPair('paused'), ca });
+    try {
+        const content = Buffer.alloc(60_000);
+        for (let i = 0; i < content.length; i++) content[i] = 97 + ((i * 7 + (i >> 9)) % 26);
+        const stream = '/v1/stream/tls-paused';
+        assert.equal((await request(`${srv.url}${stream}`, {
+            method: 'PUT', body: content, headers: { 'Content-Type': 'application/octet-stream' },
+        })).status, 201);
+        const bodies = await pipelinedReads(srv.port, `${stream}?offset=-1`, 80, 500);
+        bodies.forEach((body, i) => assert.ok(body.equals(content), `answer ${i} differs`));
+        // The connection still serves a request after.
+        assert.equal((await request(`${srv.url}${stream}?offset=-1`)).body, content.toString());
+    } finally {
+        await srv.stop();
+    }
+});
