@@ -452,7 +452,7 @@ void node_wal::submit(std::uint32_t group, std::uint64_t index, wal_payload payl
                       wal_sink* sink, std::uint64_t token) {
     // Records behind the first find a thread already woken for it, or all
     // busy: each looks at the queue before it sleeps. One wake per batch.
-    if (enqueue(group, index, std::move(payload), sink, token)) _wake.notify_one();
+    if (enqueue(group, index, std::move(payload), sink, token)) wake_unless_waiting_turn();
 }
 
 void node_wal::submit_quietly(std::uint32_t group, std::uint64_t index, wal_payload payload,
@@ -464,6 +464,18 @@ void node_wal::wake() {
     {
         std::lock_guard lock(_mutex);
         if (_queue.empty()) return;
+    }
+    wake_unless_waiting_turn();
+}
+
+void node_wal::wake_unless_waiting_turn() {
+    {
+        // A thread waiting for its flush turn takes the queue at that turn,
+        // and the thread of the flush in flight looks at it once done: a
+        // further thread would only wake to wait for the same turn, a
+        // context switch per burst of records while a flush runs.
+        std::lock_guard lock(_sync_mutex);
+        if (_syncs_in_flight > 0 && _waiting_turn > 0) return;
     }
     _wake.notify_one();
 }
@@ -643,7 +655,9 @@ void node_wal::wait_for_flush_turn() {
         const auto turn = _newest_flush_start + _options.flush_stagger;
         if (std::chrono::steady_clock::now() >= turn) return;
         // Not woken when the flush ends: its own thread takes the queue then.
+        ++_waiting_turn;
         _stagger_wait.wait_until(lock, turn);
+        --_waiting_turn;
     }
 }
 

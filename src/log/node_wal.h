@@ -142,6 +142,9 @@ private:
         std::uint64_t target;
     };
 
+    // Wakes a WAL thread for queued records unless one waits for its flush
+    // turn (wait_for_flush_turn) already.
+    void wake_unless_waiting_turn();
     void commit_loop(std::size_t slot);
     // Waits while the newest flush in flight is younger than flush_stagger:
     // the records queued meanwhile go to the thread that runs it, once done.
@@ -216,6 +219,7 @@ private:
     std::uint64_t _written_pos = 0;
     std::uint64_t _durable_pos = 0;
     unsigned _syncs_in_flight = 0;
+    unsigned _waiting_turn = 0;  // threads in wait_for_flush_turn()'s wait
     std::chrono::steady_clock::time_point _newest_flush_start;
     // Notified only by stop(): a flush that ends leaves the queue to its own thread.
     std::condition_variable _stagger_wait;
