@@ -66,7 +66,7 @@ count it was created with and refuses to start with another, so give it with
 // Why the default is not the cheaper choice on every 2-core machine.
 constexpr char threads_on_two_cores[] = R"(
 On 2 cores shared with the clients or other busy processes, `--threads 1`
-costs less CPU per append (a fifth to a quarter less on the project's VM,
+costs less CPU per append (a sixth to two fifths less on the project's VM,
 where the load generator runs beside the server; `docs/benchmarks.md`,
 "Appends"): with two threads about half the writes cross from the
 connection's thread to the stream's group's thread and back. Two threads
