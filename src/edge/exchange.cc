@@ -469,11 +469,11 @@ exchange::written_now exchange::write_now(std::span<const asio::const_buffer> bu
     if (_io.tls != nullptr) {
         // What the socket does not take is held by the wire (edge/tls_wire.h)
         // until write_rest(); a large write waits for the socket instead.
-        if (boost::beast::buffer_bytes(buffers) > tls_written_now_at_most) return now;
+        const std::size_t size = boost::beast::buffer_bytes(buffers);
+        if (size > tls_written_now_at_most) return now;
         now.written = asio::write(*_io.tls, buffers, now.ec);
         if (now.ec == asio::error::would_block) now.ec = {};
-        now.done = now.ec || (now.written == boost::beast::buffer_bytes(buffers) &&
-                              !_io.tls->next_layer().holds_output());
+        now.done = now.ec || (now.written == size && !_io.tls->next_layer().holds_output());
         return now;
     }
     auto& socket = _stream.socket();
