@@ -111,6 +111,7 @@ void group::start() {
     // Reads that renewed a sliding TTL before a restart were not logged:
     // count the restart as a read, so a restart never shortens a life.
     _reads.renew_all(_clock.wall_ms());
+    _checkpoint_schedule.started(_replica.applied_index());
     _log->start();
     schedule_sweep();
 }
@@ -120,7 +121,7 @@ void group::schedule_sweep() {
     _sweep_timer.async_wait([this](boost::system::error_code ec) {
         if (ec) return;
         _leader.sweep();
-        maybe_checkpoint(true);
+        if (_checkpoint_schedule.sweep_due(_replica.applied_index())) maybe_checkpoint(true);
         schedule_sweep();
     });
 }
@@ -199,11 +200,11 @@ void group::install(std::uint64_t index, std::uint64_t term, std::string_view im
     _live.reset();
 }
 
-void group::maybe_checkpoint(bool idle) {
+void group::maybe_checkpoint(bool swept) {
     if (!_checkpoints.enabled || _checkpointing || _log == nullptr) return;
     const std::uint64_t index = _replica.applied_index();
     if (index == _checkpoint_index) return;
-    if (!idle && _replica.applied_bytes_since_snapshot() < _checkpoints.every_bytes) return;
+    if (!swept && _replica.applied_bytes_since_snapshot() < _checkpoints.every_bytes) return;
     _checkpointing = true;
     _replica.snapshot_taken();
     _log->save_snapshot(index, _replica.applied_term(), _replica.capture(), [this, index](status st) {
@@ -214,6 +215,7 @@ void group::maybe_checkpoint(bool idle) {
         }
         _metrics.checkpoints_written.inc();
         _checkpoint_index = index;
+        _checkpoint_schedule.taken();
     });
 }
 

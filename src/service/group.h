@@ -6,8 +6,8 @@
 // each notification to the parts; every member function runs on the strand
 // but submit().
 #include <atomic>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +22,7 @@
 #include "runtime/compact_strand.h"
 #include "runtime/fanout_lanes.h"
 #include "runtime/random.h"
+#include "service/checkpoint_schedule.h"
 #include "service/cold_tier.h"
 #include "service/group_leader.h"
 #include "service/group_reads.h"
@@ -156,8 +157,8 @@ private:
 
     void schedule_sweep();
     // Every replica checkpoints its own state, so that its own log stays
-    // bounded: after enough applied log, or on an idle sweep.
-    void maybe_checkpoint(bool idle);
+    // bounded: after enough applied log, or on a sweep its schedule names.
+    void maybe_checkpoint(bool swept);
 
     std::uint32_t _id;
     group_strand _strand;
@@ -180,6 +181,7 @@ private:
     std::vector<std::string> _changed;
     std::uint64_t _checkpoint_index = 0;
     bool _checkpointing = false;
+    checkpoint_schedule _checkpoint_schedule;
     boost::asio::steady_timer _sweep_timer;
 };
 

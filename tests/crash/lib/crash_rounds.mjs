@@ -15,9 +15,10 @@
 // present.
 //
 // One round in QUIET_EVERY (rounds 3, 8, 13, 18 by default) is quiet: it lasts
-// past the server's 5 s idle sweep (which checkpoints every group) and writes
-// to a quarter of the streams only, so that some groups go idle, get
-// checkpointed and lose their WAL segments before the crash; the next rounds
+// past the server's first 5 s sweep (which checkpoints every group that
+// applied nothing since the start) and writes to a quarter of the streams
+// only, so that some groups go idle, get checkpointed and lose their WAL
+// segments before the crash; the next rounds
 // write to them again. With the small thresholds of SERVER_ARGS, WAL segments
 // roll and are deleted, groups checkpoint and hot tails flush to chunk files
 // all through the test.
