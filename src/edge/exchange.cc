@@ -493,9 +493,7 @@ asio::awaitable<boost::system::error_code> exchange::write_rest(
     if (_io.tls != nullptr) {
         tls_wire& wire = _io.tls->next_layer();
         if (wire.holds_output()) {
-            co_await asio::async_write(_stream, wire.held(),
-                                       asio::redirect_error(asio::use_awaitable, ec));
-            wire.release_held();
+            co_await wire.async_flush(asio::redirect_error(asio::use_awaitable, ec));
         }
         if (!ec && boost::beast::buffer_bytes(rest) > 0) {
             co_await asio::async_write(*_io.tls, rest,

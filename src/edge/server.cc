@@ -607,6 +607,8 @@ template <class Stream>
 asio::awaitable<void> server::serve_h2(std::shared_ptr<connection> conn, Stream& stream) {
     // The connection's deadlines are the watchdog's and the streams' own.
     conn->stream.expires_never();
+    // The reader's TLS engine may write beside the writer (edge/tls_wire.h).
+    if constexpr (std::is_same_v<Stream, tls_stream>) stream.next_layer().queue_writes();
     h2_limits limits;
     limits.max_header_list_bytes = max_request_head_bytes;
     limits.max_body_bytes = _options.max_request_bytes;
@@ -683,8 +685,24 @@ asio::awaitable<void> server::h2_writer(std::shared_ptr<connection> conn, Stream
         }
         link->writing = true;
         link->write_since = std::chrono::steady_clock::now();
-        co_await asio::async_write(stream, asio::buffer(out),
-                                   asio::redirect_error(asio::use_awaitable, ec));
+        if constexpr (std::is_same_v<Stream, tls_stream>) {
+            // Encrypted and sent at once, as an HTTP/1.1 answer is
+            // (edge/exchange.cc); what the socket does not take is held by
+            // the wire, sent before the next frames.
+            const std::size_t now = asio::write(stream, asio::buffer(out), ec);
+            if (ec == asio::error::would_block) {
+                ec = {};
+                co_await asio::async_write(stream, asio::buffer(out) + now,
+                                           asio::redirect_error(asio::use_awaitable, ec));
+            }
+            if (!ec && stream.next_layer().holds_output()) {
+                co_await stream.next_layer().async_flush(
+                    asio::redirect_error(asio::use_awaitable, ec));
+            }
+        } else {
+            co_await asio::async_write(stream, asio::buffer(out),
+                                       asio::redirect_error(asio::use_awaitable, ec));
+        }
         link->writing = false;
         if (ec) break;
     }
