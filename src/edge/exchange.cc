@@ -65,31 +65,16 @@ std::string json_escape(std::string_view s) {
     return out;
 }
 
-// The status line, the headers every answer carries (server identity,
-// browser security headers, CORS) and the answer's own fields. The common
-// ones are written here rather than kept as fields of each response: that
-// was seven allocations per answer.
-head_text serialize_head(const response::header_type& head, std::string_view cluster_id) {
+// The status line, the fields every answer carries and the answer's own.
+// The common ones are written here rather than kept as fields of each
+// response: that was seven allocations per answer.
+head_text serialize_head(const response::header_type& head, const common_fields& common) {
     const unsigned version = head.version();
     const unsigned code = head.result_int();
     const auto reason = head.reason();
-    const std::array<std::string_view, 12> common{
-        "\r\nServer: dstream\r\n",
-        hdr::ursula_protocol,
-        ": 2\r\n",
-        hdr::ursula_cluster_id,
-        ": ",
-        cluster_id,
-        "\r\nX-Content-Type-Options: nosniff\r\n",
-        hdr::cross_origin_resource_policy,
-        ": cross-origin\r\nAccess-Control-Allow-Origin: *\r\n",
-        "Access-Control-Expose-Headers: ",
-        hdr::exposed_headers,
-        "\r\n",
-    };
     // Sized once: growing the string was two more allocations per answer.
-    std::size_t size = std::string_view("HTTP/1.1 200 ").size() + reason.size() + 2;
-    for (const auto piece : common) size += piece.size();
+    std::size_t size = std::string_view("HTTP/1.1 200 ").size() + reason.size() + 4;
+    for (const auto& field : common) size += field.name.size() + field.value.size() + 4;
     for (const auto& field : head) size += field.name_string().size() + field.value().size() + 4;
     head_text out(head.get_allocator());
     out.reserve(size);
@@ -103,14 +88,17 @@ head_text serialize_head(const response::header_type& head, std::string_view clu
     out += static_cast<char>('0' + code % 10);
     out += ' ';
     out.append(reason.data(), reason.size());
-    for (const auto piece : common) out += piece;
-    for (const auto& field : head) {
-        const auto name = field.name_string();
-        const auto value = field.value();
+    out += "\r\n";
+    const auto add = [&out](std::string_view name, std::string_view value) {
         out.append(name.data(), name.size());
         out += ": ";
         out.append(value.data(), value.size());
         out += "\r\n";
+    };
+    for (const auto& field : common) add(field.name, field.value);
+    for (const auto& field : head) {
+        add(std::string_view(field.name_string().data(), field.name_string().size()),
+            std::string_view(field.value().data(), field.value().size()));
     }
     out += "\r\n";
     return out;
@@ -128,16 +116,25 @@ void throw_if_failed(const boost::system::error_code& ec) {
 
 }  // namespace
 
-std::array<std::pair<std::string_view, std::string_view>, 7> common_answer_fields(
-    std::string_view cluster_id) {
-    // HTTP/2 field names are lowercase (RFC 9113 8.2.1).
-    return {{{"server", "dstream"},
-             {"ursula-protocol", "2"},
-             {"ursula-cluster-id", cluster_id},
-             {"x-content-type-options", "nosniff"},
-             {"cross-origin-resource-policy", "cross-origin"},
-             {"access-control-allow-origin", "*"},
-             {"access-control-expose-headers", hdr::exposed_headers}}};
+common_fields common_answer_fields(std::string_view cluster_id, bool cors) {
+    return common_fields(
+        {{{"Server", "server", "dstream"},
+          {hdr::ursula_protocol, "ursula-protocol", "2"},
+          {hdr::ursula_cluster_id, "ursula-cluster-id", cluster_id},
+          {"X-Content-Type-Options", "x-content-type-options", "nosniff"},
+          {hdr::cross_origin_resource_policy, "cross-origin-resource-policy", "cross-origin"},
+          {"Access-Control-Allow-Origin", "access-control-allow-origin", "*"},
+          {"Access-Control-Expose-Headers", "access-control-expose-headers",
+           hdr::exposed_headers}}},
+        cors);
+}
+
+common_fields exchange::answer_fields() const {
+    const http::verb method = _req.method();
+    const bool cors = method == http::verb::get || method == http::verb::head ||
+                      method == http::verb::options ||
+                      _req.find(http::field::origin) != _req.end();
+    return common_answer_fields(_options.cluster_id, cors);
 }
 
 response exchange::make_response(http::status status) const {
@@ -203,7 +200,7 @@ asio::awaitable<void> exchange::send(response& res) {
     if (_io.h2 != nullptr) {
         // The length is prepare_payload()'s, or a HEAD answer's own.
         sent(res.result(), body.size());
-        _io.h2->respond(res.base(), _options.cluster_id, !body.empty());
+        _io.h2->respond(res.base(), answer_fields(), !body.empty());
         const std::array<asio::const_buffer, 1> data{asio::buffer(body.data(), body.size())};
         if (body.empty()) co_return;
         if (!co_await h2_write(data)) throw_if_failed(asio::error::connection_aborted);
@@ -211,7 +208,7 @@ asio::awaitable<void> exchange::send(response& res) {
         co_return;
     }
     sent(res.result(), body.size());
-    const head_text head = serialize_head(res.base(), _options.cluster_id);
+    const head_text head = serialize_head(res.base(), answer_fields());
     const std::array<asio::const_buffer, 2> message{asio::buffer(head), asio::buffer(body)};
     auto now = write_now(message);
     if (!now.done) now.ec = co_await write_rest(message, now.written, write_deadline::none);
@@ -238,7 +235,7 @@ head_text exchange::body_head(response& res, std::uint64_t body_bytes) {
     res.keep_alive(res.keep_alive() && !_summary.close);
     res.content_length(body_bytes);
     sent(res.result(), is_head() ? 0 : body_bytes);
-    return serialize_head(res.base(), _options.cluster_id);
+    return serialize_head(res.base(), answer_fields());
 }
 
 asio::awaitable<void> exchange::send_slices(response& res, const std::vector<byte_slice>& slices) {
@@ -349,14 +346,14 @@ asio::awaitable<void> exchange::begin_stream(response& res) {
         // DATA frames carry the events; the stream ends with the body, the
         // connection stays.
         sent(res.result(), 0);
-        _io.h2->respond(res.base(), _options.cluster_id, true);
+        _io.h2->respond(res.base(), answer_fields(), true);
         co_return;
     }
     res.chunked(true);
     res.keep_alive(false);
     _summary.close = true;
     sent(res.result(), 0);
-    const head_text head = serialize_head(res.base(), _options.cluster_id);
+    const head_text head = serialize_head(res.base(), answer_fields());
     const std::array<asio::const_buffer, 1> message{asio::buffer(head)};
     throw_if_failed(co_await write(message, write_deadline::none));
 }
@@ -578,7 +575,7 @@ void exchange::h2_head(response& res, std::uint64_t body_bytes) {
     res.content_length(body_bytes);
     sent(res.result(), is_head() ? 0 : body_bytes);
     const bool data = !is_head() && body_bytes > 0;
-    _io.h2->respond(res.base(), _options.cluster_id, data);
+    _io.h2->respond(res.base(), answer_fields(), data);
 }
 
 asio::awaitable<bool> exchange::h2_write(std::span<const asio::const_buffer> buffers) {

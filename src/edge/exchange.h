@@ -73,11 +73,27 @@ struct answer_summary {
     bool close = false;  // the connection closes after this answer
 };
 
-// The fields every answer carries beside its own (server identity, browser
-// security headers, CORS), as HTTP/2 sends them; serialize_head() in
-// exchange.cc writes the same for HTTP/1.1.
-std::array<std::pair<std::string_view, std::string_view>, 7> common_answer_fields(
-    std::string_view cluster_id);
+// A field every answer carries beside its own, spelled for HTTP/1.1 and,
+// lowercase (RFC 9113 8.2.1), for HTTP/2.
+struct common_field {
+    std::string_view name;
+    std::string_view h2_name;
+    std::string_view value;
+};
+// The fields every answer carries beside its own: server identity and
+// browser security headers, then the CORS pair where `cors`.
+class common_fields {
+public:
+    using list = std::array<common_field, 7>;
+    common_fields(const list& all, bool cors) : _all(all), _count(cors ? 7 : 5) {}
+    list::const_iterator begin() const { return _all.begin(); }
+    list::const_iterator end() const { return _all.begin() + static_cast<std::ptrdiff_t>(_count); }
+
+private:
+    list _all;
+    std::size_t _count;
+};
+common_fields common_answer_fields(std::string_view cluster_id, bool cors);
 
 class exchange {
 public:
@@ -119,6 +135,14 @@ public:
         return _options.cluster != nullptr ? _service->place(_route.key) : service::placement{};
     }
     bool is_head() const { return _req.method() == http::verb::head; }
+    // The fields common to every answer, with CORS where a browser may read
+    // this answer: the request names its Origin (Fetch sends one with every
+    // cross-origin request and with every same-origin one but GET and HEAD),
+    // or it is a GET, HEAD or OPTIONS, whose answer a shared cache may keep
+    // and give a browser later. A server-side writer's POST, PUT or DELETE
+    // is answered without them: Access-Control-Expose-Headers alone is 1 KiB,
+    // more than the rest of an append's answer.
+    common_fields answer_fields() const;
 
     // A response to fill in; every answer is sent with the headers all
     // answers carry (server identity, browser security headers, CORS). On

@@ -378,7 +378,7 @@ asio::awaitable<h2_stream::body_state> h2_stream::wait_body() {
     }
 }
 
-void h2_stream::respond(const response::header_type& head, std::string_view cluster_id, bool body) {
+void h2_stream::respond(const response::header_type& head, const common_fields& common, bool body) {
     if (_session == nullptr || _gone) return;
     std::array<char, 3> status{};
     const unsigned code = head.result_int();
@@ -390,9 +390,7 @@ void h2_stream::respond(const response::header_type& head, std::string_view clus
     std::vector<nghttp2_nv> nv;
     nv.reserve(names.capacity() + 8);
     nv.push_back(make_nv(":status", std::string_view(status.data(), status.size())));
-    for (const auto& [name, value] : common_answer_fields(cluster_id)) {
-        nv.push_back(make_nv(name, value));
-    }
+    for (const auto& field : common) nv.push_back(make_nv(field.h2_name, field.value));
     for (const auto& field : head) {
         std::string lower =
             lowercase(std::string_view(field.name_string().data(), field.name_string().size()));

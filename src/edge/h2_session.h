@@ -82,7 +82,7 @@ public:
 
     // The answer's head (with the headers every answer carries); `body`:
     // DATA follows through write() and finish(), else the head ends the stream.
-    void respond(const response::header_type& head, std::string_view cluster_id, bool body);
+    void respond(const response::header_type& head, const common_fields& common, bool body);
     // Queues `buffers`, waiting while more than the send buffer waits for
     // the client's window; false when the stream or the connection is gone.
     boost::asio::awaitable<bool> write(std::span<const boost::asio::const_buffer> buffers);

@@ -103,3 +103,31 @@ test('base 12.7 / Fetch CORS: an SSE answer is readable cross-origin', async () 
     assert.ok(list(res.headers.get('access-control-expose-headers')).includes('stream-sse-data-encoding'));
     controller.abort();
 });
+
+test('base 12.7 / Fetch CORS: a write without Origin (a server-side writer) is answered without the CORS fields; reads keep them', async () => {
+    const url = `${srv.url}/bkt-cors/${uniq()}`;
+    const writes = [
+        await fetch(url, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'a' }),
+        await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'b' }),
+        await fetch(url, { method: 'POST', headers: { 'content-type': 'text/html' }, body: 'c' }),
+    ];
+    for (const res of writes) {
+        await res.arrayBuffer();
+        assert.equal(res.headers.get('access-control-allow-origin'), null, `${res.status}`);
+        assert.equal(res.headers.get('access-control-expose-headers'), null, `${res.status}`);
+        // The browser security headers stay on every answer (base 12.7).
+        assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+        assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin');
+    }
+    // A GET or HEAD answer may be kept by a shared cache and given to a
+    // browser later: it carries them whoever asked.
+    for (const res of [await fetch(url + '?offset=-1'), await fetch(url, { method: 'HEAD' })]) {
+        await res.arrayBuffer();
+        checkAllowOrigin(res);
+        assert.ok(list(res.headers.get('access-control-expose-headers')).includes('stream-next-offset'));
+    }
+    const del = await fetch(url, { method: 'DELETE' });
+    assert.equal(del.headers.get('access-control-allow-origin'), null);
+    const delFromPage = await fetch(`${srv.url}/bkt-cors/${uniq()}`, { method: 'DELETE', headers: { origin: ORIGIN } });
+    checkAllowOrigin(delFromPage);
+});
