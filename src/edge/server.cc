@@ -700,8 +700,16 @@ asio::awaitable<void> server::h2_writer(std::shared_ptr<connection> conn, Stream
                     asio::redirect_error(asio::use_awaitable, ec));
             }
         } else {
-            co_await asio::async_write(stream, asio::buffer(out),
-                                       asio::redirect_error(asio::use_awaitable, ec));
+            // Sent at once too; only what the socket does not take waits.
+            auto& socket = stream.socket();
+            ec = {};
+            if (!socket.non_blocking()) socket.non_blocking(true, ec);
+            const std::size_t now = ec ? 0 : socket.write_some(asio::buffer(out), ec);
+            if (ec == asio::error::would_block) ec = {};
+            if (!ec && now < out.size()) {
+                co_await asio::async_write(stream, asio::buffer(out) + now,
+                                           asio::redirect_error(asio::use_awaitable, ec));
+            }
         }
         link->writing = false;
         if (ec) break;

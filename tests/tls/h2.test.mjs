@@ -120,52 +120,60 @@ test('h2c and h2 by ALPN answer as HTTP/1.1 does: statuses, headers and bodies',
     }
 });
 
-test('h2 over TLS: frames a paused reader cannot take at once arrive whole and in order', { timeout: 60_000 }, async () => {
-    // The writer encrypts and sends its frames at once; while the client
-    // reads nothing, the socket fills and the wire holds the records it did
-    // not take, sent before the next frames once the client reads again.
-    const srv = await startServer({ extraArgs: tlsArgs, ca });
-    try {
-        const content = Buffer.alloc(60_000);
-        for (let i = 0; i < content.length; i++) content[i] = 97 + ((i * 7 + (i >> 9)) % 26);
-        const url = new URL(srv.url);
-        const socket = tls.connect({ host: url.hostname, port: Number(url.port), ca, ALPNProtocols: ['h2'],
-                                     servername: url.hostname === '127.0.0.1' ? undefined : url.hostname });
-        await once(socket, 'secureConnect');
-        assert.equal(socket.alpnProtocol, 'h2');
-        // Windows wide enough that flow control never stops the server: only
-        // the paused socket does.
-        const session = http2.connect(srv.url, { createConnection: () => socket,
-                                                 settings: { initialWindowSize: 8 << 20 } });
-        await once(session, 'connect');
-        session.setLocalWindowSize(256 << 20);
-        const path = '/v1/stream/h2-tls-paused';
-        assert.equal((await h2request(session, { ':method': 'PUT', ':path': path,
-                                                 'content-type': 'application/octet-stream' },
-                                      content)).status, 201);
-        socket.pause();
-        const reads = [];
-        for (let i = 0; i < 80; i++) {
-            reads.push(new Promise((resolve, reject) => {
-                const req = session.request({ ':method': 'GET', ':path': `${path}?offset=-1` });
-                const chunks = [];
-                req.on('data', (c) => chunks.push(c));
-                req.on('end', () => resolve(Buffer.concat(chunks)));
-                req.on('error', reject);
-            }));
+for (const label of ['h2c', 'h2']) {
+    test(`${label}: frames a paused reader cannot take at once arrive whole and in order`, { timeout: 60_000 }, async () => {
+        // The writer sends its frames at once (over TLS, encrypted first);
+        // while the client reads nothing the socket fills, and what it did
+        // not take goes out before the next frames once the client reads again.
+        const srv = await startServer({ extraArgs: label === 'h2' ? tlsArgs : [], ca });
+        try {
+            const content = Buffer.alloc(60_000);
+            for (let i = 0; i < content.length; i++) content[i] = 97 + ((i * 7 + (i >> 9)) % 26);
+            const url = new URL(srv.url);
+            let socket;
+            if (label === 'h2') {
+                socket = tls.connect({ host: url.hostname, port: Number(url.port), ca, ALPNProtocols: ['h2'],
+                                       servername: url.hostname === '127.0.0.1' ? undefined : url.hostname });
+                await once(socket, 'secureConnect');
+                assert.equal(socket.alpnProtocol, 'h2');
+            } else {
+                socket = net.connect({ host: url.hostname, port: Number(url.port) });
+                await once(socket, 'connect');
+            }
+            // Windows wide enough that flow control never stops the server:
+            // only the paused socket does.
+            const session = http2.connect(srv.url, { createConnection: () => socket,
+                                                     settings: { initialWindowSize: 8 << 20 } });
+            await once(session, 'connect');
+            session.setLocalWindowSize(256 << 20);
+            const path = `/v1/stream/${label}-paused`;
+            assert.equal((await h2request(session, { ':method': 'PUT', ':path': path,
+                                                     'content-type': 'application/octet-stream' },
+                                          content)).status, 201);
+            socket.pause();
+            const reads = [];
+            for (let i = 0; i < 80; i++) {
+                reads.push(new Promise((resolve, reject) => {
+                    const req = session.request({ ':method': 'GET', ':path': `${path}?offset=-1` });
+                    const chunks = [];
+                    req.on('data', (c) => chunks.push(c));
+                    req.on('end', () => resolve(Buffer.concat(chunks)));
+                    req.on('error', reject);
+                }));
+            }
+            await sleep(500);
+            socket.resume();
+            const bodies = await Promise.all(reads);
+            bodies.forEach((body, i) => assert.ok(body.equals(content), `answer ${i} differs (${body.length} bytes)`));
+            // The session still serves a request after.
+            const again = await h2request(session, { ':method': 'GET', ':path': `${path}?offset=-1` });
+            assert.equal(again.body, content.toString());
+            session.close();
+        } finally {
+            await srv.stop();
         }
-        await sleep(500);
-        socket.resume();
-        const bodies = await Promise.all(reads);
-        bodies.forEach((body, i) => assert.ok(body.equals(content), `answer ${i} differs (${body.length} bytes)`));
-        // The session still serves a request after.
-        const again = await h2request(session, { ':method': 'GET', ':path': `${path}?offset=-1` });
-        assert.equal(again.body, content.toString());
-        session.close();
-    } finally {
-        await srv.stop();
-    }
-});
+    });
+}
 
 test('the access log and the metrics name the protocol', async () => {
     const srv = await startServer({ extraArgs: ['--access-log'] });
