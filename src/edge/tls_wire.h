@@ -41,19 +41,18 @@ public:
     using executor_type = connection_stream::executor_type;
     using lowest_layer_type = connection_stream::socket_type;
 
-    explicit tls_wire(connection_stream& stream)
-        : _stream(&stream), _out(std::make_shared<output>(stream.get_executor())) {}
+    explicit tls_wire(connection_stream& stream) : _stream(&stream) {}
 
     executor_type get_executor() noexcept { return _stream->get_executor(); }
     lowest_layer_type& lowest_layer() noexcept { return _stream->socket(); }
     const lowest_layer_type& lowest_layer() const noexcept { return _stream->socket(); }
 
     // From now on asynchronous writes are queued (see above).
-    void queue_writes() { _out->queued_mode = true; }
+    void queue_writes() { out().queued_mode = true; }
 
     template <class ConstBuffers>
     std::size_t write_some(const ConstBuffers& buffers, boost::system::error_code& ec) {
-        ec = _out->failure;
+        ec = _out ? _out->failure : boost::system::error_code();
         if (ec) return 0;
         const std::size_t size = boost::asio::buffer_size(buffers);
         std::size_t sent = 0;
@@ -62,10 +61,11 @@ public:
             if (!socket.non_blocking()) socket.non_blocking(true, ec);
             if (!ec) sent = socket.write_some(buffers, ec);
             if (ec == boost::asio::error::would_block) ec = {};
-            if (ec) return sent;
+            if (ec || sent == size) return sent;
         }
-        _out->sent_total += sent;
-        _out->hold(buffers, sent);
+        output& o = out();
+        o.sent_total += sent;
+        o.hold(buffers, sent);
         return size;
     }
     // A TLS write never needs to read on this server (renegotiation is
@@ -82,7 +82,7 @@ public:
     }
     template <class ConstBuffers, class Token>
     auto async_write_some(const ConstBuffers& buffers, Token&& token) {
-        if (!_out->queued_mode) {
+        if (!_out || !_out->queued_mode) {
             assert(!holds_output());
             return _stream->async_write_some(buffers, std::forward<Token>(token));
         }
@@ -91,12 +91,14 @@ public:
         return await_sent(_out->held_total(), size, std::forward<Token>(token));
     }
 
-    bool holds_output() const { return !_out->held.empty() || !_out->sending_now.empty(); }
+    bool holds_output() const {
+        return _out && (!_out->held.empty() || !_out->sending_now.empty());
+    }
     // Completes (error_code) once every byte held when it was called is sent.
     template <class Token>
     auto async_flush(Token&& token) {
         return boost::asio::async_compose<Token, void(boost::system::error_code)>(
-            [this, through = _out->held_total(), started = false](
+            [this, through = out().held_total(), started = false](
                 auto& self, boost::system::error_code ec = {}, std::size_t = 0) mutable {
                 if (!started) {
                     started = true;
@@ -179,6 +181,12 @@ private:
                 out->step.async_wait(std::move(self));
             },
             token, *_stream);
+    }
+
+    // Made when first needed: most connections never hold a byte.
+    output& out() {
+        if (!_out) _out = std::make_shared<output>(_stream->get_executor());
+        return *_out;
     }
 
     connection_stream* _stream;
