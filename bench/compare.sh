@@ -18,9 +18,10 @@
 # fill and the reads, a catch-up reads cold chunks, not memory.
 #
 # --threads N is the generator's; --io-threads N starts every dstream server
-# with --threads N (its I/O threads; without it, the server's default). The
-# floors run one process with one event loop, so `--io-threads 1` compares
-# like with like.
+# with --threads N (its I/O threads; without it, the server's default) and
+# nginx-floor with N worker processes (without it, one process), each with
+# its own event loop, so that the floor runs as many as dstream does.
+# fanout-floor is one thread whatever N is.
 #
 # --out DIR keeps results.jsonl (one dstream-bench JSON line per run) and
 # report.md there.
@@ -43,7 +44,8 @@
 #                     bucket (--cold-store s3://BUCKET/bench --s3-endpoint ...;
 #                     run under tests/s3/with_s3rver.sh)
 #   nginx-floor       the floor of one HTTP exchange (append only): Debian's
-#                     nginx, installed when missing, as one process answering
+#                     nginx, installed when missing, as one process (or
+#                     --io-threads workers, their CPU summed) answering
 #                     PUT 201 / POST 204 with Stream-Next-Offset and doing
 #                     nothing else (bench/nginx_floor.conf); the table gives
 #                     dstream's figures as ratios to it, e.g.
@@ -351,7 +353,10 @@ start_server() {
                 --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/bench" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" >"$log" 2>&1 &
             ;;
         nginx-floor)
-            sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" "$ROOT/bench/nginx_floor.conf" >"$dir/nginx.conf"
+            local workers=${IO_THREADS:-1} master=off
+            ((workers > 1)) && master=on
+            sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" -e "s|@MASTER@|$master|" \
+                -e "s|@WORKERS@|$workers|" "$ROOT/bench/nginx_floor.conf" >"$dir/nginx.conf"
             "$NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" >"$log" 2>&1 &
             ;;
         fanout-floor) "$FANOUT_FLOOR_BIN" --listen "127.0.0.1:$port" >"$log" 2>&1 & ;;
@@ -419,12 +424,15 @@ esac
 # unknown length: perf counts from the launch in 10 ms intervals, and
 # bench/load/perf-counts.mjs keeps those of the reads.
 start_perf() {
-    local dir=$1
+    local dir=$1 pids
+    # The server and the processes it started (an nginx master's workers).
+    pids=$(pgrep -P "$SERVER_PID" | paste -sd, -)
+    pids=$SERVER_PID${pids:+,$pids}
     if [[ $SCENARIO == catchup ]]; then
         PERF_STARTED_US=$(now_us)
-        perf stat -I 10 -x, -o "$dir/perf.csv" -e "$PERF_EVENTS" -p "$SERVER_PID" 2>"$dir/perf.err" &
+        perf stat -I 10 -x, -o "$dir/perf.csv" -e "$PERF_EVENTS" -p "$pids" 2>"$dir/perf.err" &
     else
-        (sleep "$PERF_DELAY" && exec perf stat -x, -o "$dir/perf.csv" -e "$PERF_EVENTS" -p "$SERVER_PID" \
+        (sleep "$PERF_DELAY" && exec perf stat -x, -o "$dir/perf.csv" -e "$PERF_EVENTS" -p "$pids" \
             -- sleep "$PERF_SECONDS") 2>"$dir/perf.err" &
     fi
     PERF_PID=$!

@@ -24,8 +24,8 @@
 # Protocols: h1 (HTTP/1.1, ALPN http/1.1) and h2 (HTTP/2, ALPN h2). --plain
 # runs the same without TLS (h2 as h2c with prior knowledge), whose h1 figures
 # can be read beside bench/compare.sh's. --io-threads N starts dstream with
-# --threads N (its I/O threads; without it, the server's default); the floor
-# is one process with one event loop.
+# --threads N (its I/O threads; without it, the server's default) and the
+# floor with N worker processes (without it, one process), their CPU summed.
 #
 # A run: start the server, create the streams (curl PUTs; the floor keeps
 # none and answers every POST alike), a warm-up of a
@@ -159,8 +159,11 @@ start_server() {
                 flags=""
                 [[ $protocol == h2 ]] && flags="http2"
             fi
+            local workers=${IO_THREADS:-1} master=off
+            ((workers > 1)) && master=on
             sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" -e "s|@LISTEN_FLAGS@|$flags|g" \
-                -e "s|@CERT@|$CERT|g" -e "s|@KEY@|$KEY|g" "$ROOT/bench/nginx_tls_floor.conf" >"$dir/nginx.conf"
+                -e "s|@CERT@|$CERT|g" -e "s|@KEY@|$KEY|g" -e "s|@MASTER@|$master|" \
+                -e "s|@WORKERS@|$workers|" "$ROOT/bench/nginx_tls_floor.conf" >"$dir/nginx.conf"
             "$NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" >"$log" 2>&1 &
             ;;
     esac
@@ -182,7 +185,15 @@ start_server() {
     return 1
 }
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# The server's CPU ticks, with those of the processes it started (an nginx
+# master's workers).
+cpu_ticks() {
+    local pid total=0
+    for pid in "$1" $(pgrep -P "$1"); do
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
 TICKS_PER_SECOND=$(getconf CLK_TCK)
 
 # run_h2load PROTOCOL URIS N OUTPUT

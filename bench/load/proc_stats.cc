@@ -1,8 +1,11 @@
 #include "proc_stats.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
+#include <vector>
 #include <unistd.h>
 
 #include <sys/resource.h>
@@ -18,7 +21,10 @@ double self_cpu_seconds() {
     return secs(ru.ru_utime) + secs(ru.ru_stime);
 }
 
-process_sample sample_process(int pid) {
+namespace {
+
+// One process's own figures.
+process_sample sample_one(int pid) {
     process_sample s;
     const std::string base = "/proc/" + std::to_string(pid);
     {
@@ -60,6 +66,34 @@ process_sample sample_process(int pid) {
         }
     }
     s.ok = true;
+    return s;
+}
+
+// The processes `pid` started that still run, as every one of its threads lists them.
+std::vector<int> children_of(int pid) {
+    std::vector<int> out;
+    std::error_code ec;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        std::ifstream in(task.path() / "children");
+        int child = 0;
+        while (in >> child) out.push_back(child);
+    }
+    return out;
+}
+
+}  // namespace
+
+process_sample sample_process(int pid) {
+    process_sample s = sample_one(pid);
+    if (!s.ok) return s;
+    for (const int child : children_of(pid)) {
+        const process_sample c = sample_one(child);
+        if (!c.ok) continue;  // it exited between the listing and the read
+        s.cpu_seconds += c.cpu_seconds;
+        s.rss_kib += c.rss_kib;
+        s.hwm_kib += c.hwm_kib;
+    }
     return s;
 }
 

@@ -1,5 +1,6 @@
 // CPU time and memory of this process and of another one (the server under
-// test), read from getrusage(2) and /proc.
+// test, with the processes it started: an nginx master's workers), read from
+// getrusage(2) and /proc.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,8 @@ struct process_sample {
     std::string error;
 };
 
+// PID and its child processes that run when sampled, summed: a child that
+// exits takes its CPU time out of the sum.
 process_sample sample_process(int pid);
 
 }  // namespace dstream::bench
