@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 #include <sys/resource.h>
 

@@ -132,8 +132,7 @@ common_fields common_answer_fields(std::string_view cluster_id, bool cors) {
 common_fields exchange::answer_fields() const {
     const http::verb method = _req.method();
     const bool cors = method == http::verb::get || method == http::verb::head ||
-                      method == http::verb::options ||
-                      _req.find(http::field::origin) != _req.end();
+                      method == http::verb::options || _req.find(http::field::origin) != _req.end();
     return common_answer_fields(_options.cluster_id, cors);
 }
 
