@@ -144,8 +144,8 @@ public:
     // more than the rest of an append's answer.
     common_fields answer_fields() const;
 
-    // A response to fill in; every answer is sent with the headers all
-    // answers carry (server identity, browser security headers, CORS). On
+    // A response to fill in; every answer is sent with the fields of
+    // answer_fields(). On
     // the bucketed surface it says Cache-Control: no-store (extensions 4.3
     // note: the node cannot tell a private stream from a public one).
     response make_response(http::status status) const;
