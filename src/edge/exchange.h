@@ -145,9 +145,9 @@ public:
     common_fields answer_fields() const;
 
     // A response to fill in; every answer is sent with the fields of
-    // answer_fields(). On
-    // the bucketed surface it says Cache-Control: no-store (extensions 4.3
-    // note: the node cannot tell a private stream from a public one).
+    // answer_fields(). On the bucketed surface it says Cache-Control:
+    // no-store (extensions 4.3 note: the node cannot tell a private stream
+    // from a public one).
     response make_response(http::status status) const;
     // The base protocol's caching of a read answer (base protocol 10), on
     // /v1/stream only; the bucketed surface keeps no-store on every answer.
