@@ -4,8 +4,10 @@
 // compact_strand.h): Beast takes a work guard on the stream's executor for
 // every operation and each awaitable handler holds a type-erased copy of it,
 // which for Asio's own strand type is a heap allocation each time.
+#include <cstddef>
 #include <utility>
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
@@ -25,6 +27,19 @@ class tls_wire;  // edge/tls_wire.h
 using tls_stream = boost::beast::ssl_stream<tls_wire>;
 
 class h2_stream;
+
+// Writes what the connection's socket takes now, without waiting: the count
+// written, and an error only when the connection failed (a full socket is
+// not one).
+template <class ConstBuffers>
+std::size_t write_without_waiting(connection_stream::socket_type& socket,
+                                  const ConstBuffers& buffers, boost::system::error_code& ec) {
+    ec = {};
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);
+    const std::size_t written = ec ? 0 : socket.write_some(buffers, ec);
+    if (ec == boost::asio::error::would_block) ec = {};
+    return written;
+}
 
 // Where an exchange writes its answer: the connection's TCP stream, through
 // TLS on a TLS connection, or an HTTP/2 stream (edge/h2_session.h) on either.

@@ -65,6 +65,20 @@ std::string json_escape(std::string_view s) {
     return out;
 }
 
+// The fields every answer carries; the CORS pair last, where `cors`.
+common_fields common_answer_fields(std::string_view cluster_id, bool cors) {
+    return common_fields(
+        {{{"Server", "server", "dstream"},
+          {hdr::ursula_protocol, "ursula-protocol", "2"},
+          {hdr::ursula_cluster_id, "ursula-cluster-id", cluster_id},
+          {"X-Content-Type-Options", "x-content-type-options", "nosniff"},
+          {hdr::cross_origin_resource_policy, "cross-origin-resource-policy", "cross-origin"},
+          {"Access-Control-Allow-Origin", "access-control-allow-origin", "*"},
+          {"Access-Control-Expose-Headers", "access-control-expose-headers",
+           hdr::exposed_headers}}},
+        cors);
+}
+
 // The status line, the fields every answer carries and the answer's own.
 // The common ones are written here rather than kept as fields of each
 // response: that was seven allocations per answer.
@@ -115,19 +129,6 @@ void throw_if_failed(const boost::system::error_code& ec) {
 }
 
 }  // namespace
-
-common_fields common_answer_fields(std::string_view cluster_id, bool cors) {
-    return common_fields(
-        {{{"Server", "server", "dstream"},
-          {hdr::ursula_protocol, "ursula-protocol", "2"},
-          {hdr::ursula_cluster_id, "ursula-cluster-id", cluster_id},
-          {"X-Content-Type-Options", "x-content-type-options", "nosniff"},
-          {hdr::cross_origin_resource_policy, "cross-origin-resource-policy", "cross-origin"},
-          {"Access-Control-Allow-Origin", "access-control-allow-origin", "*"},
-          {"Access-Control-Expose-Headers", "access-control-expose-headers",
-           hdr::exposed_headers}}},
-        cors);
-}
 
 common_fields exchange::answer_fields() const {
     const http::verb method = _req.method();
@@ -472,10 +473,7 @@ exchange::written_now exchange::write_now(std::span<const asio::const_buffer> bu
         now.done = now.ec || (now.written == size && !_io.tls->next_layer().holds_output());
         return now;
     }
-    auto& socket = _stream.socket();
-    if (!socket.non_blocking()) socket.non_blocking(true, now.ec);
-    if (!now.ec) now.written = socket.write_some(buffers, now.ec);
-    if (now.ec == asio::error::would_block) now.ec = {};
+    now.written = write_without_waiting(_stream.socket(), buffers, now.ec);
     now.done = now.ec || now.written == boost::beast::buffer_bytes(buffers);
     return now;
 }

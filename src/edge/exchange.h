@@ -93,7 +93,6 @@ private:
     list _all;
     std::size_t _count;
 };
-common_fields common_answer_fields(std::string_view cluster_id, bool cors);
 
 class exchange {
 public:

@@ -701,11 +701,7 @@ asio::awaitable<void> server::h2_writer(std::shared_ptr<connection> conn, Stream
             }
         } else {
             // Sent at once too; only what the socket does not take waits.
-            auto& socket = stream.socket();
-            ec = {};
-            if (!socket.non_blocking()) socket.non_blocking(true, ec);
-            const std::size_t now = ec ? 0 : socket.write_some(asio::buffer(out), ec);
-            if (ec == asio::error::would_block) ec = {};
+            const std::size_t now = write_without_waiting(stream.socket(), asio::buffer(out), ec);
             if (!ec && now < out.size()) {
                 co_await asio::async_write(stream, asio::buffer(out) + now,
                                            asio::redirect_error(asio::use_awaitable, ec));

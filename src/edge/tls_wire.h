@@ -57,10 +57,7 @@ public:
         const std::size_t size = boost::asio::buffer_size(buffers);
         std::size_t sent = 0;
         if (!holds_output()) {
-            auto& socket = _stream->socket();
-            if (!socket.non_blocking()) socket.non_blocking(true, ec);
-            if (!ec) sent = socket.write_some(buffers, ec);
-            if (ec == boost::asio::error::would_block) ec = {};
+            sent = write_without_waiting(_stream->socket(), buffers, ec);
             if (ec || sent == size) return sent;
         }
         output& o = out();
