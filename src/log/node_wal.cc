@@ -421,7 +421,12 @@ void node_wal::start() {
         throw std::runtime_error(errno_text("cannot open the WAL segment", segment_path(first)));
     }
     if (_options.preallocate) _preparer = std::thread([this] { prepare_loop(); });
-    for (unsigned i = 0; i < std::max(1u, _options.sync_threads); ++i) {
+    const unsigned threads = std::max(1u, _options.sync_threads);
+    {
+        std::lock_guard lock(_mutex);
+        _busy = threads;
+    }
+    for (unsigned i = 0; i < threads; ++i) {
         _threads.emplace_back([this, i] { commit_loop(i); });
     }
 }
@@ -450,9 +455,14 @@ void node_wal::stop() {
 
 void node_wal::submit(std::uint32_t group, std::uint64_t index, wal_payload payload,
                       wal_sink* sink, std::uint64_t token) {
-    // Records behind the first find a thread already woken for it, or all
-    // busy: each looks at the queue before it sleeps. One wake per batch.
-    if (enqueue(group, index, std::move(payload), sink, token)) wake_unless_waiting_turn();
+    // Records behind the first find a thread already woken for it, or busy:
+    // each looks at the queue before it sleeps. One wake per batch; but a
+    // queue left to a flush's thread is looked at again, as that flush may
+    // since have run past its turn.
+    const queue_state state = enqueue(group, index, std::move(payload), sink, token);
+    if (state.was_empty || _queue_left_to_flush.load(std::memory_order_relaxed)) {
+        wake_for_queue(state);
+    }
 }
 
 void node_wal::submit_quietly(std::uint32_t group, std::uint64_t index, wal_payload payload,
@@ -461,34 +471,50 @@ void node_wal::submit_quietly(std::uint32_t group, std::uint64_t index, wal_payl
 }
 
 void node_wal::wake() {
+    queue_state state;
     {
         std::lock_guard lock(_mutex);
         if (_queue.empty()) return;
+        state.none_busy = _busy == 0;
     }
-    wake_unless_waiting_turn();
+    wake_for_queue(state);
 }
 
-void node_wal::wake_unless_waiting_turn() {
-    {
-        // A thread waiting for its flush turn takes the queue at that turn,
-        // and the thread of the flush in flight looks at it once done: a
-        // further thread would only wake to wait for the same turn, a
-        // context switch per burst of records while a flush runs.
-        std::lock_guard lock(_sync_mutex);
-        if (_syncs_in_flight > 0 && _waiting_turn > 0) return;
+void node_wal::wake_for_queue(queue_state state) {
+    if (state.none_busy) {
+        _wake.notify_one();
+        return;
     }
+    {
+        // A busy WAL thread looks at the queue before it sleeps: another is
+        // woken only to flush beside a flush in flight, once that one has
+        // run past its turn. Where flushes often run that long, one waits
+        // for the turn (wait_for_flush_turn), unless one waits already.
+        // Where they seldom do, none waits: it would mostly wake to find the
+        // flush over and take the queue from that flush's thread, each batch
+        // costing a thread's wake and sleep more.
+        std::lock_guard lock(_sync_mutex);
+        if (_syncs_in_flight == 0 || _waiting_turn > 0) return;
+        const bool past_turn =
+            std::chrono::steady_clock::now() >= _newest_flush_start + _options.flush_stagger;
+        if (!past_turn && _flushes_past_turn < 0.25) {
+            _queue_left_to_flush.store(true, std::memory_order_relaxed);
+            return;
+        }
+    }
+    _queue_left_to_flush.store(false, std::memory_order_relaxed);
     _wake.notify_one();
 }
 
-bool node_wal::enqueue(std::uint32_t group, std::uint64_t index, wal_payload payload,
-                       wal_sink* sink, std::uint64_t token) {
+node_wal::queue_state node_wal::enqueue(std::uint32_t group, std::uint64_t index,
+                                        wal_payload payload, wal_sink* sink, std::uint64_t token) {
     // The checksum outside the lock the WAL threads take the queue with.
     const wal_record_header header =
         make_wal_record_header(group, index, payload.own, payload.shared.view());
     std::lock_guard lock(_mutex);
-    const bool first = _queue.empty();
+    const queue_state state{_queue.empty(), _busy == 0};
     _queue.push_back(entry{header, group, index, std::move(payload), sink, token});
-    return first;
+    return state;
 }
 
 status node_wal::write_batch(const std::vector<entry>& batch) {
@@ -558,10 +584,13 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
 void node_wal::flush(flush_due due) {
     const metrics::stopwatch fsync;
     const int failure = _io.fdatasync(due.fd) == 0 ? 0 : errno;
-    _metrics.fsync_us.observe(fsync.elapsed_us());
+    const std::chrono::microseconds took(fsync.elapsed_us());
+    _metrics.fsync_us.observe(static_cast<std::uint64_t>(took.count()));
     {
         std::lock_guard lock(_sync_mutex);
         --_syncs_in_flight;
+        _flushes_past_turn +=
+            ((took >= _options.flush_stagger ? 1.0 : 0.0) - _flushes_past_turn) / 8;
         if (failure == 0) {
             _durable_pos = std::max(_durable_pos, due.target);
         } else if (_sync_failure == 0) {
@@ -638,9 +667,13 @@ void node_wal::commit_loop(std::size_t slot) {
     std::vector<entry> batch;
     while (true) {
         {
+            // Busy from here until it finds the queue empty (under this
+            // lock): records queued meanwhile need no wake.
             std::unique_lock lock(_mutex);
+            --_busy;
             _wake.wait(lock, [this] { return !_queue.empty() || _stopping; });
             if (_queue.empty()) return;  // stopping, and every record taken
+            ++_busy;
         }
         wait_for_flush_turn();
         if (const auto due = write_queued(batch, slot)) flush(*due);
@@ -667,6 +700,7 @@ std::optional<node_wal::flush_due> node_wal::write_queued(std::vector<entry>& ba
     {
         std::lock_guard lock(_mutex);
         batch.swap(_queue);
+        _queue_left_to_flush.store(false, std::memory_order_relaxed);
     }
     if (batch.empty()) return std::nullopt;  // another thread took the queue first
     // A flush failed and its thread waits for this mutex: cut first, so that

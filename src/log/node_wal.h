@@ -9,11 +9,15 @@
 // sync_threads flushes are in flight, each started at least flush_stagger
 // after the one before unless that one has finished. The filesystem and the
 // device merge concurrent flushes, so a record waits about one flush instead
-// of the rest of the running one plus its own. The thread that writes a batch flushes it:
+// of the rest of the running one plus its own. Where few flushes run past the
+// stagger, records queued behind a flush wait for its thread, which takes
+// them once done, unless that flush has run past the stagger; so a fast disk
+// has one WAL thread busy at a time. The thread that writes a batch flushes it:
 // a batch costs one thread wake, not one to write it and one to flush it.
 // Writes hold a mutex, so the log keeps queue order; flushes overlap.
 // Results go back through wal_sink::on_written, in log order, on a WAL thread.
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -142,9 +146,14 @@ private:
         std::uint64_t target;
     };
 
-    // Wakes a WAL thread for queued records unless one waits for its flush
-    // turn (wait_for_flush_turn) already.
-    void wake_unless_waiting_turn();
+    // What a record found as it was queued.
+    struct queue_state {
+        bool was_empty = false;
+        bool none_busy = false;  // every WAL thread asleep or not yet looking
+    };
+    // Wakes a WAL thread for queued records where none would take them, or
+    // where a flush beside the one in flight is due.
+    void wake_for_queue(queue_state state);
     void commit_loop(std::size_t slot);
     // Waits while the newest flush in flight is younger than flush_stagger:
     // the records queued meanwhile go to the thread that runs it, once done.
@@ -154,10 +163,10 @@ private:
     void flush(flush_due due);
     // Replaces the threads' flush descriptors with new ones on `path`; 0 or an errno.
     int reopen_sync_descriptors(const std::filesystem::path& path);
+    // Queues a record.
+    queue_state enqueue(std::uint32_t group, std::uint64_t index, wal_payload payload,
+                        wal_sink* sink, std::uint64_t token);
     // Writes a watermark, then the records, after the open segment's records.
-    // Queues a record; true when the queue was empty.
-    bool enqueue(std::uint32_t group, std::uint64_t index, wal_payload payload, wal_sink* sink,
-                 std::uint64_t token);
     status write_batch(const std::vector<entry>& batch);
     // Answers, in log order, every batch whose bytes a finished flush covers.
     void deliver_durable();
@@ -209,6 +218,12 @@ private:
     std::mutex _mutex;
     std::condition_variable _wake;
     std::vector<entry> _queue;
+    // WAL threads awake: each looks at the queue before it sleeps. Counted
+    // as busy from their start until their first look.
+    unsigned _busy = 0;
+    // Records queued wait for a flush's thread, none woken for them: a hint
+    // that a further record should see whether that flush ran past its turn.
+    std::atomic<bool> _queue_left_to_flush{false};
     bool _stopping = false;
 
     // Log positions count bytes written by this process; a write moves
@@ -221,6 +236,9 @@ private:
     unsigned _syncs_in_flight = 0;
     unsigned _waiting_turn = 0;  // threads in wait_for_flush_turn()'s wait
     std::chrono::steady_clock::time_point _newest_flush_start;
+    // The share of recent flushes that ran past the stagger (a moving
+    // average); all of them until flushes are measured.
+    double _flushes_past_turn = 1.0;
     // Notified only by stop(): a flush that ends leaves the queue to its own thread.
     std::condition_variable _stagger_wait;
     bool _flush_turns_over = false;  // stopping: no more waiting for a turn
