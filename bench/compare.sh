@@ -461,6 +461,9 @@ run_one() {
     port=$(free_port)
     [[ "$port" =~ ^[0-9]+$ ]] || { echo "compare: could not pick a free port" >&2; return 1; }
     mkdir -p "$dir"
+    # How fast each CPU is just before the run (bench/load/cpu_speed.h).
+    local speed
+    speed=$("$BENCH_BIN" cpu-speed 2>"$dir/cpu_speed.txt" | grep -m1 '^{' || true)
     start_server "$name" "$dir" "$port" || return 1
     local args=("$SCENARIO" --url "http://127.0.0.1:$port" "${SCENARIO_ARGS[@]}" --surface "$SURFACE"
         --threads "$THREADS" --server-pid "$SERVER_PID")
@@ -480,8 +483,8 @@ run_one() {
         fi
         perf_field=",\"perf\":${perf_json:-null}"
     fi
-    printf '{"server":"%s","round":%d,"rc":%d,"result":%s%s}\n' "$name" "$round" "$rc" "${json:-null}" \
-        "$perf_field" >>"$RESULTS"
+    printf '{"server":"%s","round":%d,"rc":%d,"result":%s%s,"cpu_speed":%s}\n' "$name" "$round" "$rc" \
+        "${json:-null}" "$perf_field" "${speed:-null}" >>"$RESULTS"
     printf '  %-17s ' "$name"
     if [[ -n "$json" ]]; then
         grep -E "^  ($SUMMARY_LINES) " "$dir/bench.txt" | sed 's/^  //' | tr -s ' ' | paste -sd '|' | sed 's/|/ | /g'
@@ -489,6 +492,7 @@ run_one() {
         echo "FAILED (exit $rc)"
         sed 's/^/    /' "$dir/bench.txt" >&2 || true
     fi
+    [[ -s "$dir/cpu_speed.txt" ]] && echo "    before it: $(cat "$dir/cpu_speed.txt")"
     if [[ -n "$perf_text" ]]; then
         echo "    $perf_text"
         [[ "${perf_json:-null}" == null && -s "$dir/perf.err" ]] && sed 's/^/      /' "$dir/perf.err"

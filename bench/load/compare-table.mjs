@@ -5,7 +5,8 @@
 //   node bench/load/compare-table.mjs RESULTS.jsonl
 //
 // Each line of RESULTS.jsonl: {"server":NAME,"round":N,"rc":EXIT,"result":<dstream-bench JSON or null>}
-// and, with compare.sh --perf-stat, "perf":<bench/load/perf-counts.mjs object or null>.
+// and, with compare.sh --perf-stat, "perf":<bench/load/perf-counts.mjs object or null>;
+// "cpu_speed": the `dstream-bench cpu-speed` line taken just before the run, or null.
 import { readFileSync } from "node:fs";
 
 const file = process.argv[2];
@@ -168,6 +169,21 @@ out.push("");
 out.push(`Per-run ${headline.label} (in run order):`);
 out.push("");
 for (const name of order) out.push(`- ${name}: ${stats.get(name).perRun.join(", ")}`);
+
+// bench/load/cpu_speed.h: the CPUs' speeds just before each run.
+if (rows.some((r) => r.cpu_speed)) {
+    const spread = (r) => {
+        const c = r.cpu_speed;
+        return c ? `${c.chase_slowest_over_fastest.toFixed(2)}/${c.store_slowest_over_fastest.toFixed(2)}` : "n/a";
+    };
+    out.push("");
+    out.push(
+        "Slowest CPU's time over the fastest's just before each run (`dstream-bench cpu-speed`, " +
+            "dependent loads / store-and-add steps; 1 is even):",
+    );
+    out.push("");
+    for (const name of order) out.push(`- ${name}: ${byServer.get(name).map(spread).join(", ")}`);
+}
 
 const samples = rows.flatMap((r) => (r.result?.error_samples ?? []).map((m) => `${r.server} round ${r.round}: ${m}`));
 if (samples.length) {

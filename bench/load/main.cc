@@ -5,11 +5,13 @@
 //   dstream-bench longpoll  --url ... --streams 500 --rate 2 ...
 //   dstream-bench catchup   --url ... --stream-bytes 268435456 --readers 4 ...
 //   dstream-bench bootstrap --url ... --streams 100 --snapshot-bytes 1048576 ...
+//   dstream-bench cpu-speed (each CPU's speed now, no server)
 //
 // Each scenario prints one JSON line on stdout ({"scenario":"NAME",...}) and
 // a human-readable summary on stderr. See bench/README.md.
 #include <iostream>
 
+#include "cpu_speed.h"
 #include "scenario.h"
 
 int main(int argc, char** argv) {
@@ -21,6 +23,7 @@ int main(int argc, char** argv) {
     dstream::bench::add_catchup_scenario(app, exit_code);
     dstream::bench::add_longpoll_scenario(app, exit_code);
     dstream::bench::add_bootstrap_scenario(app, exit_code);
+    dstream::bench::add_cpu_speed_command(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -153,3 +153,16 @@ test('bootstrap: 5 clients each get a multipart answer holding the snapshot', as
     assert.ok(j.bytes_read >= 5 * (65536 + 10 * 100));
     assertLatency(j.latency_us);
 });
+
+test('cpu-speed: a time per step for every CPU the process may use', async () => {
+    const out = await run(binary('DSTREAM_BENCH_BIN', 'dstream-bench'),
+                          ['cpu-speed', '--repeat', '1', '--steps', '100000'], { timeout: 30_000 });
+    const j = JSON.parse(out.stdout.trim());
+    assert.equal(j.scenario, 'cpu_speed');
+    const allowed = (await run('nproc')).stdout.trim();
+    assert.equal(j.cpus.length, Number(allowed));
+    for (const c of j.cpus) {
+        assert.ok(c.chase_ns_per_step > 0 && c.store_ns_per_step > 0, JSON.stringify(c));
+    }
+    assert.ok(j.chase_slowest_over_fastest >= 1 && j.store_slowest_over_fastest >= 1);
+});
