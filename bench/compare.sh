@@ -6,7 +6,7 @@
 #                    [--duration S] [--warmup S] [--pairs N] [--quick]
 #                    [--surface v1|bucket] [--servers LIST] [--threads N]
 #                    [--ref-file-handles N] [--hot-bytes N] [--io-threads N]
-#                    [--perf-stat]
+#                    [--perf-stat] [--pin SERVER_CPUS:GENERATOR_CPUS]
 #                    [--dstream PATH] [--bench PATH] [--out DIR]
 #     append:   [--streams N] [--connections C] [--body-bytes B] [--producer]
 #     fanout:   [--subscribers M] [--rate R] [--body-bytes B] [--writers W]
@@ -22,6 +22,12 @@
 # nginx-floor with N worker processes (without it, one process), each with
 # its own event loop, so that the floor runs as many as dstream does.
 # fanout-floor is one thread whatever N is.
+#
+# --pin SERVER_CPUS:GENERATOR_CPUS (taskset lists, e.g. 1:0) runs every
+# server on the first CPUs and the generator on the second: on a machine
+# whose CPUs run at different speeds (bench/README.md, cpu-speed), every
+# server of a round then runs on the same ones, as a one-thread server and
+# its floor otherwise may not.
 #
 # --out DIR keeps results.jsonl (one dstream-bench JSON line per run) and
 # report.md there.
@@ -116,6 +122,7 @@ OUT=""
 REF_FILE_HANDLES=""
 HOT_BYTES=""
 IO_THREADS=""
+PIN=""
 SETTLE=0
 PERF_STAT=0
 
@@ -150,6 +157,7 @@ while [[ $# -gt 0 ]]; do
         --ref-file-handles) need_value "$@"; REF_FILE_HANDLES=$2; shift 2 ;;
         --hot-bytes) need_value "$@"; HOT_BYTES=$2; shift 2 ;;
         --io-threads) need_value "$@"; IO_THREADS=$2; shift 2 ;;
+        --pin) need_value "$@"; PIN=$2; shift 2 ;;
         --settle) need_value "$@"; SETTLE=$2; shift 2 ;;
         --producer) PRODUCER=1; shift ;;
         --perf-stat) PERF_STAT=1; shift ;;
@@ -183,6 +191,15 @@ done
 [[ -z "$REF_FILE_HANDLES" || "$REF_FILE_HANDLES" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --ref-file-handles must be a positive integer" >&2; exit 2; }
 [[ -z "$HOT_BYTES" || "$HOT_BYTES" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --hot-bytes must be a positive integer (bytes)" >&2; exit 2; }
 [[ "$PAIRS" -le 50 ]] || { echo "compare: --pairs is capped at 50" >&2; exit 2; }
+# Prefixes of the servers' and the generator's command lines.
+SERVER_PIN=()
+GENERATOR_PIN=()
+if [[ -n "$PIN" ]]; then
+    [[ "$PIN" =~ ^([0-9,-]+):([0-9,-]+)$ ]] ||
+        { echo "compare: --pin is SERVER_CPUS:GENERATOR_CPUS, taskset lists such as 1:0" >&2; exit 2; }
+    SERVER_PIN=(taskset -c "${BASH_REMATCH[1]}")
+    GENERATOR_PIN=(taskset -c "${BASH_REMATCH[2]}")
+fi
 [[ "$SURFACE" == v1 || "$SURFACE" == bucket ]] || { echo "compare: --surface is v1 or bucket" >&2; exit 2; }
 IFS=, read -r -a SERVER_LIST <<<"$SERVERS"
 for s in "${SERVER_LIST[@]}"; do
@@ -340,16 +357,16 @@ start_server() {
     [[ -n "$IO_THREADS" ]] && io=(--threads "$IO_THREADS")
     mkdir -p "$dir/data"
     case "$name" in
-        reference-memory) node "$ROOT/bench/load/reference-server.mjs" --port "$port" >"$log" 2>&1 & ;;
+        reference-memory) "${SERVER_PIN[@]}" node "$ROOT/bench/load/reference-server.mjs" --port "$port" >"$log" 2>&1 & ;;
         reference-file)
             local extra=()
             [[ -n "$REF_FILE_HANDLES" ]] && extra=(--max-file-handles "$REF_FILE_HANDLES")
-            node "$ROOT/bench/load/reference-server.mjs" --port "$port" --data-dir "$dir/data" "${extra[@]}" >"$log" 2>&1 &
+            "${SERVER_PIN[@]}" node "$ROOT/bench/load/reference-server.mjs" --port "$port" --data-dir "$dir/data" "${extra[@]}" >"$log" 2>&1 &
             ;;
-        dstream-durable) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" "${io[@]}" >"$log" 2>&1 & ;;
-        dstream-memory) "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" --memory "${io[@]}" >"$log" 2>&1 & ;;
+        dstream-durable) "${SERVER_PIN[@]}" "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" "${io[@]}" >"$log" 2>&1 & ;;
+        dstream-memory) "${SERVER_PIN[@]}" "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" --memory "${io[@]}" >"$log" 2>&1 & ;;
         dstream-s3)
-            "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" "${io[@]}" \
+            "${SERVER_PIN[@]}" "$DSTREAM_BIN" serve --listen "127.0.0.1:$port" --admin-listen off --data-dir "$dir/data" "${hot[@]}" "${io[@]}" \
                 --cold-store "s3://$DSTREAM_TEST_S3_BUCKET/bench" --s3-endpoint "$DSTREAM_TEST_S3_ENDPOINT" >"$log" 2>&1 &
             ;;
         nginx-floor)
@@ -357,9 +374,9 @@ start_server() {
             ((workers > 1)) && master=on
             sed -e "s|@PORT@|$port|g" -e "s|@DIR@|$dir|g" -e "s|@MASTER@|$master|" \
                 -e "s|@WORKERS@|$workers|" "$ROOT/bench/nginx_floor.conf" >"$dir/nginx.conf"
-            "$NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" >"$log" 2>&1 &
+            "${SERVER_PIN[@]}" "$NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" >"$log" 2>&1 &
             ;;
-        fanout-floor) "$FANOUT_FLOOR_BIN" --listen "127.0.0.1:$port" >"$log" 2>&1 & ;;
+        fanout-floor) "${SERVER_PIN[@]}" "$FANOUT_FLOOR_BIN" --listen "127.0.0.1:$port" >"$log" 2>&1 & ;;
     esac
     SERVER_PID=$!
     local deadline=$(($(now_us) + 15000000))
@@ -467,7 +484,7 @@ run_one() {
     start_server "$name" "$dir" "$port" || return 1
     local args=("$SCENARIO" --url "http://127.0.0.1:$port" "${SCENARIO_ARGS[@]}" --surface "$SURFACE"
         --threads "$THREADS" --server-pid "$SERVER_PID")
-    timeout --kill-after=5 "$RUN_LIMIT" "$BENCH_BIN" "${args[@]}" >"$dir/bench.json" 2>"$dir/bench.txt" &
+    timeout --kill-after=5 "$RUN_LIMIT" "${GENERATOR_PIN[@]}" "$BENCH_BIN" "${args[@]}" >"$dir/bench.json" 2>"$dir/bench.txt" &
     BENCH_PID=$!
     [[ $PERF_STAT -eq 1 ]] && start_perf "$dir"
     if wait "$BENCH_PID"; then rc=0; else rc=$?; fi
@@ -527,7 +544,7 @@ cat <<EOF
 - load average (1/5/15 min): $LOAD_BEFORE before, $LOAD_AFTER after
 - command: \`$COMMAND\`
 - scenario: $SCENARIO_TEXT, $SURFACE URL layout, $THREADS generator thread(s), $PAIRS round(s) of: ${SERVERS//,/, }
-- dstream: $DSTREAM_BIN (source tree at git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}${HOT_BYTES:+; durable dstream servers with --hot-bytes $HOT_BYTES}${IO_THREADS:+; dstream servers with --threads $IO_THREADS}; generator: $BENCH_BIN
+- dstream: $DSTREAM_BIN (source tree at git $DSTREAM_REV); reference: $REF_VERSION on node $(node --version)${REF_FILE_HANDLES:+ (file-backed with $REF_FILE_HANDLES file handles)}${HOT_BYTES:+; durable dstream servers with --hot-bytes $HOT_BYTES}${IO_THREADS:+; dstream servers with --threads $IO_THREADS}${PIN:+; servers on CPUs ${PIN%%:*}, the generator on ${PIN#*:}}; generator: $BENCH_BIN
 
 EOF
 node "$ROOT/bench/load/compare-table.mjs" "$RESULTS"
