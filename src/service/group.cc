@@ -127,7 +127,9 @@ void group::schedule_sweep() {
 }
 
 void group::committed(const log::committed_entry& entry) {
-    state::command cmd = _replica.decode(entry.index, entry.bytes);
+    const std::unique_ptr<state::command> proposed = _leader.take_proposed(entry.index, entry.term);
+    state::command cmd =
+        proposed ? std::move(*proposed) : _replica.decode(entry.index, entry.bytes);
     // Readers are offered a batch's changes once it is applied; a command
     // that may take a stream's bytes away (a delete, an expiry, a new
     // history) first has the changes before it offered. A follower applies

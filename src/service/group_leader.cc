@@ -98,7 +98,7 @@ void group_leader::await_entry(std::uint64_t index, std::uint64_t term, write_do
         refuse(done, outcome_unknown());
         return;
     }
-    _pending.push_back(pending_entry{index, term, std::move(done)});
+    _pending.push_back(pending_entry{index, term, std::move(done), nullptr});
 }
 
 error group_leader::not_leading() const {
@@ -152,9 +152,14 @@ void group_leader::propose(state::command_body&& body, write_done done) {
     if (const std::string* key = state::command_key(body)) _reads.live_stream(*key, now);
     const log::proposal p = _log->propose(state::encode_command(now, body));
     switch (p.what) {
-        case log::proposal::outcome::accepted:
-            _pending.push_back(pending_entry{p.index, p.term, std::move(done)});
+        case log::proposal::outcome::accepted: {
+            pending_entry entry{p.index, p.term, std::move(done), nullptr};
+            if (std::holds_alternative<state::append>(body)) {
+                entry.proposed = std::make_unique<state::command>(now, std::move(body));
+            }
+            _pending.push_back(std::move(entry));
             return;
+        }
         case log::proposal::outcome::refused:
             refuse(done, p.refusal.value_or(not_leading()));
             return;
@@ -228,6 +233,14 @@ void group_leader::applied(std::uint64_t index, std::uint64_t term,
         maybe_flush(applied.key, *s);
         relieve_memory_pressure();
     }
+}
+
+std::unique_ptr<state::command> group_leader::take_proposed(std::uint64_t index,
+                                                             std::uint64_t term) {
+    if (_pending.empty() || _pending.front().index != index || _pending.front().term != term) {
+        return nullptr;
+    }
+    return std::move(_pending.front().proposed);
 }
 
 void group_leader::proposals_lost(std::uint64_t from_index, const error& why) {

@@ -9,6 +9,7 @@
 // strand; submit() from any thread.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -69,6 +70,12 @@ public:
     // proposal it was (its result moves to the proposer), and runs the
     // leader's follow-ups of the change.
     void applied(std::uint64_t index, std::uint64_t term, group_replica::applied& applied);
+    // The append this replica proposed as the entry at `index` of `term`, as
+    // it was before encoding; nothing for another command or another's entry.
+    // Every field of an append round-trips the codec, so the proposer applies
+    // it as every replica applies the decoded entry, without decoding what it
+    // encoded.
+    std::unique_ptr<state::command> take_proposed(std::uint64_t index, std::uint64_t term);
     void proposals_lost(std::uint64_t from_index, const error& why);
     // A leader's snapshot replaced the log: what was proposed up to `index`
     // may or may not be in it.
@@ -87,6 +94,9 @@ private:
         std::uint64_t index = 0;
         std::uint64_t term = 0;
         write_done done;
+        // Only an append's (the hot path): a restore's image is not held
+        // twice. Boxed: the queue moves its entries, and a command is large.
+        std::unique_ptr<state::command> proposed;
     };
     struct submission {
         state::command_body body;
