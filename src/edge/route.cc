@@ -47,20 +47,22 @@ namespace {
 
 // Appends `in` with its percent-escapes decoded; false for a malformed one.
 bool append_decoded(std::string_view in, bool plus_is_space, std::string& out) {
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        const char c = in[i];
-        if (c == '%') {
-            if (i + 2 >= in.size()) return false;
-            const int hi = hex_value(in[i + 1]);
-            const int lo = hex_value(in[i + 2]);
-            if (hi < 0 || lo < 0) return false;
-            out.push_back(static_cast<char>(hi * 16 + lo));
-            i += 2;
-        } else if (c == '+' && plus_is_space) {
+    // The runs between escapes go in whole: most targets have none.
+    while (!in.empty()) {
+        const auto at = plus_is_space ? in.find_first_of("%+") : in.find('%');
+        out.append(in.substr(0, at));
+        if (at == std::string_view::npos) return true;
+        if (in[at] == '+') {
             out.push_back(' ');
-        } else {
-            out.push_back(c);
+            in.remove_prefix(at + 1);
+            continue;
         }
+        if (at + 2 >= in.size()) return false;
+        const int hi = hex_value(in[at + 1]);
+        const int lo = hex_value(in[at + 2]);
+        if (hi < 0 || lo < 0) return false;
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        in.remove_prefix(at + 3);
     }
     return true;
 }
