@@ -16,7 +16,8 @@ result<std::optional<std::string_view>> single_header(const request& req, std::s
     for (const auto& field : req) {
         const auto field_name = field.name_string();
         if (field_name.size() != name.size() ||
-            !boost::beast::iequals(field_name, boost::beast::string_view(name.data(), name.size()))) {
+            !boost::beast::iequals(field_name,
+                                   boost::beast::string_view(name.data(), name.size()))) {
             continue;
         }
         if (value) {

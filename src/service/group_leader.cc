@@ -236,7 +236,7 @@ void group_leader::applied(std::uint64_t index, std::uint64_t term,
 }
 
 std::unique_ptr<state::command> group_leader::take_proposed(std::uint64_t index,
-                                                             std::uint64_t term) {
+                                                            std::uint64_t term) {
     if (_pending.empty() || _pending.front().index != index || _pending.front().term != term) {
         return nullptr;
     }
