@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <tuple>
 #include <unistd.h>
 
@@ -86,41 +87,55 @@ head_text serialize_head(const response::header_type& head, const common_fields&
     const unsigned version = head.version();
     const unsigned code = head.result_int();
     const auto reason = head.reason();
-    // Sized once: growing the string was two more allocations per answer.
-    std::size_t size = std::string_view("HTTP/1.1 200 ").size() + reason.size() + 4;
-    for (const auto& field : common) size += field.name.size() + field.value.size() + 4;
-    for (const auto& field : head) size += field.name_string().size() + field.value().size() + 4;
+    constexpr std::string_view crlf = "\r\n";
+    constexpr std::string_view separator = ": ";
+    char status_line[] = "HTTP/1.1 200 ";
+    // Sized once and filled by copies: one allocation, no check per piece.
+    std::size_t size = sizeof status_line - 1 + reason.size() + 2 * crlf.size();
+    constexpr std::size_t punctuation = separator.size() + crlf.size();
+    for (const auto& field : common) size += field.name.size() + field.value.size() + punctuation;
+    for (const auto& field : head) {
+        size += field.name_string().size() + field.value().size() + punctuation;
+    }
     head_text out(head.get_allocator());
-    out.reserve(size);
-    out += "HTTP/";
-    out += static_cast<char>('0' + version / 10);
-    out += '.';
-    out += static_cast<char>('0' + version % 10);
-    out += ' ';
-    out += static_cast<char>('0' + code / 100);
-    out += static_cast<char>('0' + (code / 10) % 10);
-    out += static_cast<char>('0' + code % 10);
-    out += ' ';
-    out.append(reason.data(), reason.size());
-    out += "\r\n";
-    const auto add = [&out](std::string_view name, std::string_view value) {
-        out.append(name.data(), name.size());
-        out += ": ";
-        out.append(value.data(), value.size());
-        out += "\r\n";
+    out.resize(size);
+    char* at = out.data();
+    const auto put = [&at](std::string_view piece) {
+        std::memcpy(at, piece.data(), piece.size());
+        at += piece.size();
+    };
+    status_line[5] = static_cast<char>('0' + version / 10);
+    status_line[7] = static_cast<char>('0' + version % 10);
+    status_line[9] = static_cast<char>('0' + code / 100);
+    status_line[10] = static_cast<char>('0' + (code / 10) % 10);
+    status_line[11] = static_cast<char>('0' + code % 10);
+    put(std::string_view(status_line, sizeof status_line - 1));
+    put(std::string_view(reason.data(), reason.size()));
+    put(crlf);
+    const auto add = [&put](std::string_view name, std::string_view value) {
+        put(name);
+        put(separator);
+        put(value);
+        put(crlf);
     };
     for (const auto& field : common) add(field.name, field.value);
     for (const auto& field : head) {
         add(std::string_view(field.name_string().data(), field.name_string().size()),
             std::string_view(field.value().data(), field.value().size()));
     }
-    out += "\r\n";
+    put(crlf);
     return out;
 }
 
 void append_buffers(std::vector<asio::const_buffer>& buffers,
                     const std::vector<byte_slice>& slices) {
     for (const auto& s : slices) buffers.emplace_back(s.data, s.size);
+}
+
+// Beast's setter rewrites the Connection field even when the answer says so
+// already, as most do: HTTP/1.1 keeps the connection unless told otherwise.
+void set_keep_alive(response& res, bool keep) {
+    if (res.keep_alive() != keep) res.keep_alive(keep);
 }
 
 // The peer went away mid-answer: the connection's loop ends on the throw.
@@ -139,7 +154,7 @@ common_fields exchange::answer_fields() const {
 
 response exchange::make_response(http::status status) const {
     response res = response_to(_req, status);
-    res.keep_alive(_req.keep_alive() && !_summary.close);
+    set_keep_alive(res, _req.keep_alive() && !_summary.close);
     if (_route.where != surface::base_v1) res.set(http::field::cache_control, "no-store");
     return res;
 }
@@ -193,7 +208,7 @@ response exchange::make_error(const error& e) const {
 }
 
 asio::awaitable<void> exchange::send(response& res) {
-    res.keep_alive(res.keep_alive() && !_summary.close);
+    if (_summary.close) set_keep_alive(res, false);
     // A HEAD answer describes the GET answer's headers and sends no body.
     if (!is_head()) res.prepare_payload();
     const std::string_view body = is_head() ? std::string_view() : std::string_view(res.body());
@@ -232,7 +247,7 @@ asio::awaitable<void> exchange::pay_read_quota(std::uint64_t bytes) {
 }
 
 head_text exchange::body_head(response& res, std::uint64_t body_bytes) {
-    res.keep_alive(res.keep_alive() && !_summary.close);
+    if (_summary.close) set_keep_alive(res, false);
     res.content_length(body_bytes);
     sent(res.result(), is_head() ? 0 : body_bytes);
     return serialize_head(res.base(), answer_fields());
