@@ -41,7 +41,8 @@ std::string media_type_essence(std::string_view content_type) {
 }
 
 bool same_media_type(std::string_view a, std::string_view b) {
-    return equal_ignoring_case(essence_of(a), essence_of(b));
+    // A writer mostly sends the Content-Type its stream was created with.
+    return a == b || equal_ignoring_case(essence_of(a), essence_of(b));
 }
 
 bool is_json_media_type(std::string_view content_type) {
