@@ -157,7 +157,7 @@ void group::committed(const log::committed_entry& entry) {
         _reads.renew_all(_clock.wall_ms());
     }
     if (applied.key.empty()) return;
-    if (_replica.state().find(applied.key) == nullptr) {
+    if (applied.stream == nullptr) {
         _reads.forget(applied.key);
         _renewals_told.erase(applied.key);
     }

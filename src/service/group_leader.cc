@@ -224,7 +224,7 @@ void group_leader::applied(std::uint64_t index, std::uint64_t term,
                                       released->reference});
     }
     if (applied.key.empty()) return;
-    const state::stream* s = _replica.state().find(applied.key);
+    const state::stream* s = applied.stream;
     if (s == nullptr) {
         _expiring.erase(applied.key);
         return;

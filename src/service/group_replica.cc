@@ -67,7 +67,8 @@ group_replica::applied group_replica::apply(std::uint64_t index, std::uint64_t t
         if (out.result.rewrote_history) recount(streams_before);
         return out;
     }
-    const state::stream* held = _state.find_any(*key);
+    out.stream = _state.find(*key);
+    const state::stream* held = out.stream != nullptr ? out.stream : _state.find_any(*key);
     const std::uint64_t held_after = held ? held->hot_bytes_held() : 0;
     _hot_bytes = _hot_bytes - held_before + held_after;
     report(static_cast<std::int64_t>(_state.stream_count()) - streams_before,

@@ -25,6 +25,8 @@ public:
     struct applied {
         state::apply_result result;
         std::string key;  // the stream it addressed; empty for a group command
+        // That stream if it lives on after the apply; valid until the next one.
+        const state::stream* stream = nullptr;
         bool append = false;
     };
     // The committed command at `index`, decoded; throws on bytes that do not
