@@ -138,6 +138,11 @@ void set_keep_alive(response& res, bool keep) {
     if (res.keep_alive() != keep) res.keep_alive(keep);
 }
 
+bool without_content(http::status status) {
+    return http::to_status_class(status) == http::status_class::informational ||
+           status == http::status::no_content || status == http::status::not_modified;
+}
+
 // The peer went away mid-answer: the connection's loop ends on the throw.
 void throw_if_failed(const boost::system::error_code& ec) {
     if (ec) throw boost::system::system_error(ec);
@@ -210,7 +215,9 @@ response exchange::make_error(const error& e) const {
 asio::awaitable<void> exchange::send(response& res) {
     if (_summary.close) set_keep_alive(res, false);
     // A HEAD answer describes the GET answer's headers and sends no body.
-    if (!is_head()) res.prepare_payload();
+    // Nor does a 1xx, 204 or 304 answer, which carries no Content-Length
+    // either (RFC 9110 8.6): a 304's would have to be the 200's length.
+    if (!is_head() && !without_content(res.result())) res.prepare_payload();
     const std::string_view body = is_head() ? std::string_view() : std::string_view(res.body());
     if (_io.h2 != nullptr) {
         // The length is prepare_payload()'s, or a HEAD answer's own.

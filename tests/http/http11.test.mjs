@@ -63,6 +63,27 @@ test('RFC 9112 9.3: keep-alive: two requests in turn on one connection', async (
     });
 });
 
+test('RFC 9110 8.6: a 204 and a 304 answer carry no Content-Length, and the connection goes on', async () => {
+    const path = await makeStream('abc');
+    await withConn(async (conn) => {
+        await conn.write(rawRequest('POST', path, { headers: { 'Content-Type': OCTET }, body: 'def' }));
+        const appended = await conn.readResponse();
+        assert.equal(appended.status, 204);
+        assert.equal(appended.headers['content-length'], undefined, appended.rawHeaders);
+        assert.equal(appended.headers['transfer-encoding'], undefined, appended.rawHeaders);
+        await conn.write(rawRequest('GET', `${path}?offset=-1`));
+        const read = await conn.readResponse();
+        assert.equal(read.status, 200);
+        await conn.write(rawRequest('GET', `${path}?offset=-1`, { headers: { 'If-None-Match': read.headers.etag } }));
+        const revalidated = await conn.readResponse();
+        assert.equal(revalidated.status, 304);
+        assert.equal(revalidated.headers['content-length'], undefined, revalidated.rawHeaders);
+        await conn.write(rawRequest('GET', `${path}?offset=-1`));
+        const again = await conn.readResponse();
+        assert.equal(again.body.toString(), 'abcdef');
+    });
+});
+
 test('RFC 9112 9.6: Connection: close gets its answer and then the server closes', async () => {
     const path = await makeStream('abc');
     await withConn(async (conn) => {
