@@ -128,8 +128,9 @@ void group::schedule_sweep() {
 
 void group::committed(const log::committed_entry& entry) {
     const std::unique_ptr<state::command> proposed = _leader.take_proposed(entry.index, entry.term);
-    state::command cmd =
-        proposed ? std::move(*proposed) : _replica.decode(entry.index, entry.bytes);
+    state::command decoded =
+        proposed ? state::command{} : _replica.decode(entry.index, entry.bytes);
+    state::command& cmd = proposed ? *proposed : decoded;
     // Readers are offered a batch's changes once it is applied; a command
     // that may take a stream's bytes away (a delete, an expiry, a new
     // history) first has the changes before it offered. A follower applies

@@ -49,7 +49,7 @@ state::command group_replica::decode(std::uint64_t index, std::string_view bytes
 }
 
 group_replica::applied group_replica::apply(std::uint64_t index, std::uint64_t term,
-                                            state::command cmd, std::size_t encoded_bytes) {
+                                            state::command&& cmd, std::size_t encoded_bytes) {
     _since_snapshot += encoded_bytes;
     applied out;
     std::string* key = state::command_key(cmd.body);

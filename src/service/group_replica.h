@@ -33,7 +33,7 @@ public:
     // decode (a log it cannot trust).
     state::command decode(std::uint64_t index, std::string_view bytes) const;
     // Applies `cmd`, decoded from the `encoded_bytes` bytes at `index`.
-    applied apply(std::uint64_t index, std::uint64_t term, state::command cmd,
+    applied apply(std::uint64_t index, std::uint64_t term, state::command&& cmd,
                   std::size_t encoded_bytes);
 
     const state::group_state& state() const { return _state; }

@@ -50,10 +50,10 @@ void sim_group::committed(const log::committed_entry& entry) {
     // As service::group does: the proposer applies the append it proposed,
     // every other replica the decoded entry, and the checker compares them.
     const std::unique_ptr<state::command> proposed = _leader.take_proposed(entry.index, entry.term);
-    service::group_replica::applied applied =
-        _replica.apply(entry.index, entry.term,
-                       proposed ? std::move(*proposed) : _replica.decode(entry.index, entry.bytes),
-                       entry.bytes.size());
+    state::command decoded =
+        proposed ? state::command{} : _replica.decode(entry.index, entry.bytes);
+    service::group_replica::applied applied = _replica.apply(
+        entry.index, entry.term, std::move(proposed ? *proposed : decoded), entry.bytes.size());
     _leader.applied(entry.index, entry.term, applied);
     ++_since_checkpoint;
     if (entry.index % _in.digest_every == 0) _in.check.state_at(_in.node, _id, entry.index, digest());
