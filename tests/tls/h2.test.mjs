@@ -175,6 +175,34 @@ for (const label of ['h2c', 'h2']) {
     });
 }
 
+test('fields that change with every write go as never-indexed literals; the common ones are indexed', async () => {
+    // HPACK (RFC 7541): an offset entered in the table would never be sent
+    // again; it only pushes out the fields every answer repeats.
+    const srv = await startServer({ extraArgs: [] });
+    try {
+        const session = http2.connect(srv.url);
+        await once(session, 'connect');
+        const path = '/v1/stream/h2-hpack';
+        const headers = { ':method': 'POST', ':path': path, 'content-type': 'text/plain' };
+        assert.equal((await h2request(session, { ...headers, ':method': 'PUT' })).status, 201);
+        for (let i = 0; i < 3; i++) {
+            const got = await h2request(session, headers, `write ${i}`);
+            assert.equal(got.status, 204);
+            const neverIndexed = got.headers[http2.sensitiveHeaders] ?? [];
+            for (const name of ['stream-next-offset', 'stream-incarnation']) {
+                assert.ok(neverIndexed.includes(name), `${name} not sent never-indexed: ${neverIndexed}`);
+            }
+            for (const name of ['server', 'ursula-protocol', 'ursula-cluster-id']) {
+                assert.ok(name in got.headers, `${name} missing`);
+                assert.ok(!neverIndexed.includes(name), `${name} sent never-indexed`);
+            }
+        }
+        session.close();
+    } finally {
+        await srv.stop();
+    }
+});
+
 test('the access log and the metrics name the protocol', async () => {
     const srv = await startServer({ extraArgs: ['--access-log'] });
     try {
