@@ -32,7 +32,6 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/unique_function.h"
-#include "runtime/thread_handoff.h"
 
 namespace dstream::runtime {
 
@@ -41,29 +40,6 @@ using deliver_fn = unique_function<void(T)>;
 
 namespace detail {
 
-// The coroutine's handler and the value it resumes with, run on the
-// handler's executor. `Boxed`: the value travels in a box, moved once into it. Asio moves the
-// posted function several times on its way, and a large value (a write's
-// answer, hundreds of bytes of strings and optionals) is costly to move.
-template <typename Handler, typename T, bool Boxed = (sizeof(T) > 64)>
-struct resumption {
-    Handler handler;
-    std::conditional_t<Boxed, std::unique_ptr<T>, T> value;
-    static constexpr bool boxed = Boxed;
-
-    using executor_type = boost::asio::associated_executor_t<Handler>;
-    executor_type get_executor() const noexcept {
-        return boost::asio::get_associated_executor(handler);
-    }
-    void operator()() {
-        if constexpr (Boxed) {
-            std::move(handler)(std::move(*value));
-        } else {
-            std::move(handler)(std::move(value));
-        }
-    }
-};
-
 // Resumes the coroutine whose handler it holds, on the handler's executor.
 template <typename T, typename Handler>
 class resumer {
@@ -71,15 +47,24 @@ public:
     explicit resumer(Handler handler) : _handler(std::move(handler)) {}
 
     void operator()(T&& value) {
-        using resume = resumption<Handler, T>;
-        if constexpr (resume::boxed) {
-            post_gathered(resume{std::move(_handler), std::make_unique<T>(std::move(value))});
+        const auto executor = boost::asio::get_associated_executor(_handler);
+        if constexpr (sizeof(T) <= boxed_above) {
+            boost::asio::post(executor, [h = std::move(_handler), v = std::move(value)]() mutable {
+                std::move(h)(std::move(v));
+            });
         } else {
-            post_gathered(resume{std::move(_handler), std::move(value)});
+            // Asio moves the posted function several times on its way: a
+            // large value (a write's answer, hundreds of bytes of strings
+            // and optionals) travels in a box, moved once into it.
+            boost::asio::post(executor, [h = std::move(_handler),
+                                         v = std::make_unique<T>(std::move(value))]() mutable {
+                std::move(h)(std::move(*v));
+            });
         }
     }
 
 private:
+    static constexpr std::size_t boxed_above = 64;
     Handler _handler;
 };
 

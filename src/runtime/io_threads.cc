@@ -4,7 +4,6 @@
 #include <thread>
 
 #include "runtime/compact_strand.h"
-#include "runtime/thread_handoff.h"
 
 namespace dstream::runtime {
 namespace {
@@ -39,15 +38,9 @@ io_threads::~io_threads() = default;
 void io_threads::run() {
     std::vector<std::thread> threads;
     for (std::size_t i = 1; i < _contexts.size(); ++i) {
-        threads.emplace_back([this, &io = *_contexts[i]] {
-            const handoff_scope gathering(io, _view);
-            io.run();
-        });
+        threads.emplace_back([&io = *_contexts[i]] { io.run(); });
     }
-    {
-        const handoff_scope gathering(*_contexts.front(), _view);
-        _contexts.front()->run();
-    }
+    _contexts.front()->run();
     for (auto& t : threads) t.join();
 }
 

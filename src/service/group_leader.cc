@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <memory>
 
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "protocol/digest.h"
-#include "runtime/thread_handoff.h"
 #include "service/service_metrics.h"
 
 namespace dstream::service {
@@ -51,9 +49,7 @@ void group_leader::queue(submission&& s) {
         _submitted.push_back(std::move(s));
         post = !std::exchange(_submitted_posted, true);
     }
-    if (post)
-        runtime::post_gathered(
-            boost::asio::bind_executor(_strand, [this] { propose_submitted(); }));
+    if (post) boost::asio::post(_strand, [this] { propose_submitted(); });
 }
 
 void group_leader::propose_submitted() {
