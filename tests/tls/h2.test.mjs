@@ -175,7 +175,7 @@ for (const label of ['h2c', 'h2']) {
     });
 }
 
-test('fields that change with every write go as never-indexed literals; the common ones are indexed', async () => {
+test('fields that change with every write go as never-indexed literals; the common ones do not', async () => {
     // HPACK (RFC 7541): an offset entered in the table would never be sent
     // again; it only pushes out the fields every answer repeats.
     const srv = await startServer({ extraArgs: [] });
