@@ -323,7 +323,7 @@ asio::awaitable<state::apply_result> engine::propose(state::command_body& body, 
             } else if (via_leader) {
                 g.submit_via_leader(std::move(body), std::move(done));
             } else {
-                g.submit(std::move(body), std::move(done));
+                g.submit_from_request(std::move(body), std::move(done));
             }
         });
 }

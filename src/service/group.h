@@ -95,6 +95,9 @@ public:
     void submit(state::command_body&& body, write_done done) {
         _leader.submit(std::move(body), std::move(done));
     }
+    void submit_from_request(state::command_body&& body, write_done done) {
+        _leader.submit_from_request(std::move(body), std::move(done));
+    }
     void submit_via_leader(state::command_body&& body, write_done done) {
         _leader.submit_via_leader(std::move(body), std::move(done));
     }

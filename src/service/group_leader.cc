@@ -38,6 +38,14 @@ void group_leader::submit(state::command_body&& body, write_done done) {
     queue(submission{std::move(body), std::move(done), false});
 }
 
+void group_leader::submit_from_request(state::command_body&& body, write_done done) {
+    if (_strand.running_in_this_thread()) {
+        propose(std::move(body), std::move(done));
+    } else {
+        submit(std::move(body), std::move(done));
+    }
+}
+
 void group_leader::submit_via_leader(state::command_body&& body, write_done done) {
     queue(submission{std::move(body), std::move(done), true});
 }

@@ -55,6 +55,11 @@ public:
     // while a post for them is pending share it, so a busy group takes one
     // post per burst, not one per write.
     void submit(state::command_body&& body, write_done done);
+    // Any thread: submit() for a request's coroutine, whose `done` only
+    // posts its resumption. On the group's own thread the proposal is made
+    // at once, without the queue's lock and post (a request is no group's
+    // work, so nothing of the group is under way on the stack).
+    void submit_from_request(state::command_body&& body, write_done done);
     // Any thread: like submit(), but on a replica that does not lead, the
     // group's leader proposes it (group_log::forward) and the apply of its
     // entry here answers it: for a command one group sends another (a fork's
