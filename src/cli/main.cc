@@ -28,6 +28,7 @@
 #include "cli/serve_options.h"
 #include "cli/signals.h"
 #include "config/cluster_file.h"
+#include "edge/openssl_memory.h"
 #include "edge/server.h"
 #include "log/node_wal.h"
 #include "runtime/clock.h"
@@ -288,6 +289,9 @@ int run_serve(const cli::serve_options& opts) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // First, before anything reaches OpenSSL (false would only mean that
+    // OpenSSL keeps its own functions, which work the same, slower).
+    (void)edge::openssl_memory::install();
     CLI::App app{"dstream: durable, replayable, append-only streams over HTTP"};
     app.require_subcommand(1);
     app.footer(
