@@ -1,6 +1,8 @@
 #include "edge/server.h"
 
+#include <chrono>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
@@ -139,8 +141,9 @@ std::optional<boost::system::error_code> take_buffered_head(beast::flat_buffer& 
 }  // namespace
 
 // Touched only on its strand, except the pointer kept in _connections.
-struct server::connection {
-    explicit connection(connection_socket socket) : stream(std::move(socket)) {}
+struct server::connection : std::enable_shared_from_this<connection> {
+    explicit connection(connection_socket socket)
+        : stream(std::move(socket)), head_watch(stream.get_executor()) {}
 
     connection_stream stream;
     // On a TLS listener: the context of its handshake (a reload leaves it
@@ -154,9 +157,17 @@ struct server::connection {
     answer_summary summary;    // of the request being answered
     bool busy = false;         // from a request's head to the end of its answer
     h2_session* h2 = nullptr;  // while the connection speaks HTTP/2
-    // The first request's head deadline runs from the connection's start:
-    // the wait for the h2c preface is part of it.
-    bool head_deadline_set = false;
+    // While an HTTP/1.1 request head is awaited: by when it must have
+    // arrived (the first one's runs from the connection's start, the wait
+    // for the h2c preface being part of it); the latest time otherwise.
+    std::chrono::steady_clock::time_point head_deadline =
+        std::chrono::steady_clock::time_point::max();
+    // Ends the wait for a head past its deadline (server::watch_head).
+    asio::basic_waitable_timer<std::chrono::steady_clock,
+                               asio::wait_traits<std::chrono::steady_clock>, connection_executor>
+        head_watch;
+    bool head_watched = false;
+    bool head_timed_out = false;
     // How the h2c check's read ended, for the HTTP/1.1 loop to see.
     boost::system::error_code read_error;
 };
@@ -355,7 +366,7 @@ asio::awaitable<void> server::serve_connection(std::shared_ptr<connection> conn)
         bool h2c = false;
         if (_options.admin == nullptr) {
             conn->stream.expires_after(_options.idle_timeout);
-            conn->head_deadline_set = true;
+            conn->head_deadline = std::chrono::steady_clock::now() + _options.idle_timeout;
             beast::flat_buffer& buffer = conn->buffer;
             while (true) {
                 const std::string_view got(static_cast<const char*>(buffer.data().data()),
@@ -396,15 +407,19 @@ asio::awaitable<void> server::serve_http1(connection& c, Stream& stream) {
     connection* const conn = &c;
     boost::system::error_code ec;
     beast::flat_buffer& buffer = conn->buffer;
+    // Heads are awaited under the connection's own watch; what the TLS
+    // handshake or the h2c check set goes.
+    conn->stream.expires_never();
     while (!_draining) {
         request_parser parser(std::piecewise_construct, std::make_tuple(),
                               std::make_tuple(field_allocator<char>(&conn->fields)));
         prepare_head_parser(parser);
         // The whole head must arrive within the idle timeout: a client
         // sending a byte now and then (slow loris) is cut there too.
-        if (!std::exchange(conn->head_deadline_set, false)) {
-            conn->stream.expires_after(_options.idle_timeout);
+        if (conn->head_deadline == std::chrono::steady_clock::time_point::max()) {
+            conn->head_deadline = std::chrono::steady_clock::now() + _options.idle_timeout;
         }
+        watch_head(*conn);
         request_head_scan scan;
         std::optional<boost::system::error_code> head = take_buffered_head(buffer, scan, parser);
         while (!head) {
@@ -425,9 +440,10 @@ asio::awaitable<void> server::serve_http1(connection& c, Stream& stream) {
                 // just left.
                 head = http::error::partial_message;
             } else {
-                head = ec;
+                head = conn->head_timed_out ? beast::error::timeout : ec;
             }
         }
+        conn->head_deadline = std::chrono::steady_clock::time_point::max();
         ec = *head;
         // A drain cancels the read of an idle connection.
         if (ec == http::error::end_of_stream || ec == asio::error::eof ||
@@ -450,6 +466,30 @@ asio::awaitable<void> server::serve_http1(connection& c, Stream& stream) {
         conn->busy = false;
         if (!keep_open || conn->summary.close) break;
     }
+    conn->head_watch.cancel();
+}
+
+void server::watch_head(connection& conn) {
+    // One wait per connection, not one per read: Beast's deadline on the
+    // stream arms a timer for every read and cancels it when the read is
+    // done. The wait runs out at the deadline it was set for; a deadline
+    // moved on since (later heads) sets it again, and one that passed ends
+    // the read. While a request is answered nothing is watched, and the
+    // next head's wait sets it again.
+    if (std::exchange(conn.head_watched, true)) return;
+    conn.head_watch.expires_at(conn.head_deadline);
+    conn.head_watch.async_wait(
+        [this, self = conn.shared_from_this()](boost::system::error_code ec) {
+            connection& c = *self;
+            c.head_watched = false;
+            if (ec || c.head_deadline == std::chrono::steady_clock::time_point::max()) return;
+            if (std::chrono::steady_clock::now() < c.head_deadline) {
+                watch_head(c);
+                return;
+            }
+            c.head_timed_out = true;
+            c.stream.cancel();
+        });
 }
 
 template <class Stream>
@@ -515,6 +555,7 @@ asio::awaitable<bool> server::answer(connection& conn, Stream& socket, request_p
         // Read the body the client is sending, and drop it.
         conn.stream.expires_after(_options.body_timeout);
         ec = co_await read_into_parser(socket, conn.buffer, parser, parser_goal::message);
+        conn.stream.expires_never();
         co_return !ec && parser.get().keep_alive();
     }
     // The body's memory is held until the answer is sent: a body without
@@ -532,10 +573,12 @@ asio::awaitable<bool> server::answer(connection& conn, Stream& socket, request_p
         http::response<http::empty_body> cont{http::status::continue_, head.version()};
         co_await http::async_write(socket, cont, asio::use_awaitable);
     }
-    conn.stream.expires_after(_options.body_timeout);
+    // A body already read needs no deadline (Beast's arms a timer per read).
     ec = feed_parser(conn.buffer, parser, parser_goal::message);
     if (ec == http::error::need_more) {
+        conn.stream.expires_after(_options.body_timeout);
         ec = co_await read_into_parser(socket, conn.buffer, parser, parser_goal::message);
+        conn.stream.expires_never();
     }
     if (ec == http::error::body_limit) {
         co_await send_early_error(stream, _options, summary,
@@ -552,7 +595,6 @@ asio::awaitable<bool> server::answer(connection& conn, Stream& socket, request_p
         }
         co_return false;
     }
-    conn.stream.expires_never();
     // The parser keeps the request: its method and target are still there
     // for the access log after a handler moved the body away.
     request& req = parser.get();

@@ -91,6 +91,30 @@ test('RFC 9112 9.8: a request head sent a byte a second (slow loris) is cut at t
     assert.equal(await contentOf(srv, path), 'seed', 'others are still served');
 });
 
+test('RFC 9112 9.8: a kept-alive connection is closed the idle timeout after its last answer, not after its start', async () => {
+    const path = await makeStream(srv);
+    const conn = await RawConn.open(srv.port);
+    try {
+        const opened = Date.now();
+        // Each request comes just before the wait for it runs out, twice.
+        for (let i = 0; i < 2; ++i) {
+            await sleep((TIMEOUT_S - 0.5) * 1000);
+            assert.ok(!conn.closed, `closed ${(Date.now() - opened) / 1000} s after the start, while a request was due`);
+            await conn.write(rawRequest('GET', `${path}?offset=-1`));
+            const res = await conn.readResponse();
+            assert.equal(res.status, 200);
+        }
+        const answered = Date.now();
+        await conn.waitFor(() => conn.closed, (TIMEOUT_S + 3) * 1000);
+        const idle = (Date.now() - answered) / 1000;
+        assert.ok(conn.closed, 'the server closed the idle connection');
+        assert.ok(idle >= TIMEOUT_S - 0.25 && idle <= TIMEOUT_S + 2,
+                  `closed ${idle} s after the last answer, not at the ${TIMEOUT_S} s deadline`);
+    } finally {
+        conn.destroy();
+    }
+});
+
 test('RFC 9112 9.8: a body sent a byte a second is cut at the body timeout and appends nothing', async () => {
     const path = await makeStream(srv);
     const conn = await RawConn.open(srv.port);
