@@ -479,7 +479,7 @@ void server::watch_head(connection& conn) {
     if (std::exchange(conn.head_watched, true)) return;
     conn.head_watch.expires_at(conn.head_deadline);
     conn.head_watch.async_wait(
-        [this, self = conn.shared_from_this()](boost::system::error_code ec) {
+        [self = conn.shared_from_this()](boost::system::error_code ec) {
             connection& c = *self;
             c.head_watched = false;
             if (ec || c.head_deadline == std::chrono::steady_clock::time_point::max()) return;

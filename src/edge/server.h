@@ -63,7 +63,7 @@ private:
     boost::asio::awaitable<void> serve_http1(connection& conn, Stream& stream);
     // Cuts the read of a request head that is not whole by the connection's
     // head deadline (a slow loris's too).
-    void watch_head(connection& conn);
+    static void watch_head(connection& conn);
     // Answers one request whose head was read (`head_error` set when it is
     // malformed); false when the connection must close after it.
     template <class Stream>
