@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 
+#include "base/background_thread.h"
 #include "base/durable_dirs.h"
 #include "log/wal_format.h"
 #include "log/wal_metrics.h"
@@ -323,6 +324,7 @@ void node_wal::note_file_size(std::uint64_t size) {
 }
 
 void node_wal::prepare_loop() {
+    become_background_thread("dstream-wal-seg");
     std::unique_lock lock(_prepared_mutex);
     while (true) {
         _prepared_wake.wait(
@@ -664,6 +666,7 @@ void node_wal::recover_from_failed_sync() {
 }
 
 void node_wal::commit_loop(std::size_t slot) {
+    become_background_thread("dstream-wal");
     std::vector<entry> batch;
     while (true) {
         {

@@ -6,7 +6,9 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <sched.h>
 #include <thread>
 #include <unistd.h>
 
@@ -334,6 +336,36 @@ TEST(NodeWal, PreparedSegmentsHoldTheRecordsWithinTheirSize) {
     EXPECT_FALSE(info.torn_tail_cut) << "the zeros of a prepared segment are not damage";
     ASSERT_EQ(seen.size(), index);
     for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i].index, i + 1);
+}
+
+// The flushing threads and the preparing one are batch work under names an
+// operator can find (base/background_thread.h): on a CPU an I/O thread shares,
+// a finished flush then waits for the I/O thread instead of preempting it.
+TEST(NodeWal, ItsThreadsAreNamedBatchWork) {
+    temp_dir dir;
+    wal_options options{dir.path};
+    options.sync_threads = 3;
+    options.preallocate = true;
+    node_wal wal(options);
+    recover_all(wal);
+    wal.start();
+    std::map<std::string, int> batch_threads;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+        batch_threads.clear();
+        for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+            std::ifstream comm(task.path() / "comm");
+            std::string name;
+            std::getline(comm, name);
+            const pid_t tid = std::stoi(task.path().filename().string());
+            if (sched_getscheduler(tid) == SCHED_BATCH) ++batch_threads[name];
+        }
+        if (batch_threads["dstream-wal"] == 3 && batch_threads["dstream-wal-seg"] == 1) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(batch_threads["dstream-wal"], 3);
+    EXPECT_EQ(batch_threads["dstream-wal-seg"], 1);
+    wal.stop();
 }
 
 // A restart appends after the last record, inside the zeros, not after them.
