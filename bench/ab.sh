@@ -3,13 +3,16 @@
 # run: what a change costs, measured beside what it changed.
 #
 #   bench/ab.sh A_BINARY B_BINARY [--pairs N] [--memory] [--duration S]
-#               [--warmup S] [--bench PATH] [--out DIR] [-- SCENARIO ARGS...]
+#               [--warmup S] [--io-threads N] [--pin SERVER_CPUS:GENERATOR_CPUS]
+#               [--bench PATH] [--out DIR] [-- SCENARIO ARGS...]
 #
 # Each pair starts A, then B, each fresh on a free 127.0.0.1 port (durable,
 # --data-dir in a temp dir, unless --memory), runs `dstream-bench SCENARIO
 # ... --server-pid PID` against it and stops it. The scenario defaults to
 # `append --streams 500 --connections 64 --body-bytes 1024` (bench/README.md);
-# --duration and --warmup do not apply to catchup.
+# --duration and --warmup do not apply to catchup. --io-threads N starts
+# both with --threads N; --pin runs both on the first CPUs and the generator
+# on the second (taskset lists, as in bench/compare.sh).
 # Prints one line per run and the medians of appends/s and server CPU per
 # operation for A and B, and B / A. --out DIR keeps the JSON lines.
 set -euo pipefail
@@ -19,10 +22,11 @@ export RATE_KEYS='["appends_per_s","deliveries_per_s","aggregate_mb_per_s"]'
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib/process.sh
 source "$ROOT/bench/lib/process.sh"
-[[ $# -ge 2 ]] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 A=$1 B=$2
 shift 2
 PAIRS=3 MEMORY=0 DURATION=10 WARMUP=2 BENCH_BIN="$ROOT/build/dstream-bench" OUT=""
+IO_THREADS="" SERVER_PIN=() GENERATOR_PIN=()
 SCENARIO=(append --streams 500 --connections 64 --body-bytes 1024)
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -31,6 +35,13 @@ while [[ $# -gt 0 ]]; do
         --duration) DURATION=$2; shift 2 ;;
         --warmup) WARMUP=$2; shift 2 ;;
         --bench) BENCH_BIN=$2; shift 2 ;;
+        --io-threads) IO_THREADS=$2; shift 2 ;;
+        --pin)
+            [[ $2 =~ ^([0-9,-]+):([0-9,-]+)$ ]] ||
+                { echo "ab.sh: --pin is SERVER_CPUS:GENERATOR_CPUS, such as 1:0" >&2; exit 2; }
+            SERVER_PIN=(taskset -c "${BASH_REMATCH[1]}")
+            GENERATOR_PIN=(taskset -c "${BASH_REMATCH[2]}")
+            shift 2 ;;
         --out) OUT=$2; shift 2 ;;
         --) shift; SCENARIO=("$@"); break ;;
         *) echo "ab.sh: unknown argument $1" >&2; exit 2 ;;
@@ -53,14 +64,15 @@ run_one() {
     dir=$(mktemp -d "$WORK/data.XXXXXX")
     local mode=(--data-dir "$dir")
     [[ $MEMORY -eq 1 ]] && mode+=(--memory)
-    "$bin" serve --listen "127.0.0.1:$port" --admin-listen off "${mode[@]}" --log-level warn >"$dir.log" 2>&1 &
+    [[ -n $IO_THREADS ]] && mode+=(--threads "$IO_THREADS")
+    "${SERVER_PIN[@]}" "$bin" serve --listen "127.0.0.1:$port" --admin-listen off "${mode[@]}" --log-level warn >"$dir.log" 2>&1 &
     PID=$!
     for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.05; done
     local line
     # A catch-up reads its stream once through: it has no window to time.
     local timing=(--duration "$DURATION" --warmup "$WARMUP")
     [[ ${SCENARIO[0]} == catchup ]] && timing=()
-    line=$("$BENCH_BIN" "${SCENARIO[@]}" --url "http://127.0.0.1:$port" "${timing[@]}" \
+    line=$("${GENERATOR_PIN[@]}" "$BENCH_BIN" "${SCENARIO[@]}" --url "http://127.0.0.1:$port" "${timing[@]}" \
         --server-pid "$PID" 2>/dev/null) || true
     kill "$PID" 2>/dev/null || true
     wait "$PID" 2>/dev/null || true
