@@ -76,14 +76,41 @@ result<std::unique_ptr<object_writer>> local_dir_object_store::open_writer(const
     // commit of the same snapshot): each gets its own temporary file.
     static std::atomic<std::uint64_t> next_temporary{0};
     fs::path target = path_of(key);
-    std::error_code ec;
-    if (!create_durable_directories(_root, target.parent_path(), ec, _io)) return store_failure();
+    const fs::path dir = target.parent_path();
+    if (!make_durable(dir)) return store_failure();
     fs::path temporary =
         target.string() + "." + std::to_string(next_temporary++) + std::string(temporary_suffix);
-    const int fd = _io.open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    constexpr int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    int fd = _io.open(temporary.c_str(), flags, 0644);
+    if (fd < 0 && errno == ENOENT) {
+        forget_durable(dir);
+        if (!make_durable(dir)) return store_failure();
+        fd = _io.open(temporary.c_str(), flags, 0644);
+    }
     if (fd < 0) return store_failure();
     return std::unique_ptr<object_writer>(
         std::make_unique<file_writer>(_io, std::move(target), std::move(temporary), fd));
+}
+
+bool local_dir_object_store::make_durable(const fs::path& dir) {
+    // A stream's chunks share a directory, so this many streams flushing in
+    // turn each sync one directory per put; the set stays under about 2 MB.
+    constexpr std::size_t most_remembered = 16384;
+    {
+        std::lock_guard lock(_durable_mutex);
+        if (_durable_dirs.contains(dir.native())) return true;
+    }
+    std::error_code ec;
+    if (!create_durable_directories(_root, dir, ec, _io)) return false;
+    std::lock_guard lock(_durable_mutex);
+    if (_durable_dirs.size() >= most_remembered) _durable_dirs.clear();
+    _durable_dirs.insert(dir.native());
+    return true;
+}
+
+void local_dir_object_store::forget_durable(const fs::path& dir) {
+    std::lock_guard lock(_durable_mutex);
+    _durable_dirs.erase(dir.native());
 }
 
 status local_dir_object_store::put(const std::string& key, std::string_view bytes) {

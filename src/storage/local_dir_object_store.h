@@ -2,6 +2,9 @@
 // An object store in a local directory: one file per object, written to a
 // temporary name, fsync'd and renamed, so an object is whole or absent.
 #include <filesystem>
+#include <mutex>
+#include <string>
+#include <unordered_set>
 
 #include "base/file_io.h"
 #include "storage/object_store.h"
@@ -23,8 +26,20 @@ public:
 
 private:
     std::filesystem::path path_of(const std::string& key) const;
+    // Creates `dir` and makes it and every directory up to the root durable,
+    // unless this store did so already: a put into a directory it made
+    // durable syncs only that directory (for its new name).
+    bool make_durable(const std::filesystem::path& dir);
+    // Forgets `dir`, found gone: the next put makes it again.
+    void forget_durable(const std::filesystem::path& dir);
+
     std::filesystem::path _root;
     file_io& _io;
+    std::mutex _durable_mutex;
+    // Directories this store made durable. The store never removes one, so
+    // an entry stays true until something else does (then forget_durable).
+    // Cleared when full: the next puts walk the directories again.
+    std::unordered_set<std::string> _durable_dirs;
 };
 
 }  // namespace dstream::storage

@@ -3,6 +3,7 @@
 // a write that fails is reported, leaves what was there before usable, and
 // after a crash every file is whole or absent; once the fault clears the
 // next write works.
+#include <atomic>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -168,6 +169,58 @@ TEST(ObjectStoreFaults, ACrashAfterAFailedPutLeavesNoPartialObject) {
         EXPECT_EQ(*again.size("chunks/ab/one"), std::nullopt);
         EXPECT_EQ(temporary_files(dir.path()), 0u);
     }
+}
+
+// The store remembers the directories it made durable: a second object in
+// one syncs that directory alone (for the object's name), and both objects
+// outlive a power cut.
+TEST(ObjectStoreFaults, APutIntoADirectoryMadeDurableSyncsOnlyThatDirectory) {
+    temp_dir dir{"dstream-object-faults"};
+    faulty_file_io io{dir.path()};
+    storage::local_dir_object_store store(dir.path() / "objects", io);
+    std::atomic<int> directory_syncs{0};
+    io.set_hook([&](file_op op, const std::string&) {
+        if (op == file_op::sync_dir) ++directory_syncs;
+    });
+    ASSERT_TRUE(store.put("chunks/ab/cd/1/first", "one"));
+    EXPECT_EQ(directory_syncs.exchange(0), 5) << "four parents, then the name's directory";
+    ASSERT_TRUE(store.put("chunks/ab/cd/1/second", "two"));
+    EXPECT_EQ(directory_syncs.load(), 1);
+    io.set_hook({});
+    io.power_cut();
+    io.crash();
+    storage::local_dir_object_store again(dir.path() / "objects");
+    EXPECT_EQ(*again.size("chunks/ab/cd/1/first"), std::optional<std::uint64_t>(3));
+    EXPECT_EQ(*again.size("chunks/ab/cd/1/second"), std::optional<std::uint64_t>(3));
+}
+
+// A directory whose sync failed is not remembered: the next put syncs the
+// way up again, or its object would vanish with the directory at a power cut.
+TEST(ObjectStoreFaults, ADirectoryWhoseSyncFailedIsMadeDurableByTheNextPut) {
+    temp_dir dir{"dstream-object-faults"};
+    faulty_file_io io{dir.path()};
+    storage::local_dir_object_store store(dir.path() / "objects", io);
+    io.inject(file_op::sync_dir, "chunks/ab", fault::fail(EIO));
+    ASSERT_FALSE(store.put("chunks/ab/cd/1/first", "one"));
+    ASSERT_TRUE(store.put("chunks/ab/cd/1/first", "one"));
+    io.power_cut();
+    io.crash();
+    storage::local_dir_object_store again(dir.path() / "objects");
+    EXPECT_EQ(*again.size("chunks/ab/cd/1/first"), std::optional<std::uint64_t>(3));
+}
+
+// A remembered directory removed behind the store's back is made again.
+TEST(ObjectStoreFaults, ARememberedDirectoryRemovedIsMadeAgain) {
+    temp_dir dir{"dstream-object-faults"};
+    faulty_file_io io{dir.path()};
+    storage::local_dir_object_store store(dir.path() / "objects", io);
+    ASSERT_TRUE(store.put("chunks/ab/cd/1/first", "one"));
+    fs::remove_all(dir.path() / "objects" / "chunks" / "ab");
+    ASSERT_TRUE(store.put("chunks/ab/cd/1/second", "two"));
+    io.power_cut();
+    io.crash();
+    storage::local_dir_object_store again(dir.path() / "objects");
+    EXPECT_EQ(*again.size("chunks/ab/cd/1/second"), std::optional<std::uint64_t>(3));
 }
 
 TEST(DurableDirsFaults, AFailedCreationOrSyncIsReported) {
