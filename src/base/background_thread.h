@@ -12,9 +12,10 @@
 namespace dstream {
 
 // Names the calling thread (`top -H`, `perf` and /proc show the name; at most
-// 15 characters are kept) and marks it as batch work (SCHED_BATCH). Either
-// refused leaves the thread as it was: both only inform the scheduler and
-// the operator.
+// 15 characters are kept) and marks it as batch work (SCHED_BATCH) when it
+// runs under the default policy; a policy an operator chose for the server
+// (`chrt`) stays. Either refused leaves the thread as it was: both only
+// inform the scheduler and the operator.
 void become_background_thread(const char* name);
 
 }  // namespace dstream

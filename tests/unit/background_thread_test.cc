@@ -41,6 +41,17 @@ TEST(BackgroundThread, ALongNameIsCutToTheKernelsLimitNotRefused) {
     EXPECT_EQ(s.name, "dstream-a-name-");
 }
 
+TEST(BackgroundThread, APolicyAnOperatorChoseStays) {
+    seen s;
+    std::thread([&] {
+        const sched_param no_priority{};
+        ASSERT_EQ(sched_setscheduler(0, SCHED_IDLE, &no_priority), 0);
+        become_background_thread("dstream-wal");
+        s.policy = sched_getscheduler(0);
+    }).join();
+    EXPECT_EQ(s.policy, SCHED_IDLE);
+}
+
 TEST(BackgroundThread, OnlyTheCallingThreadChanges) {
     const int before = sched_getscheduler(0);
     run_as("dstream-wal");
