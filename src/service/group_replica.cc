@@ -55,8 +55,11 @@ group_replica::applied group_replica::apply(std::uint64_t index, std::uint64_t t
     std::string* key = state::command_key(cmd.body);
     out.append = std::holds_alternative<state::append>(cmd.body);
     std::uint64_t held_before = 0;
+    const state::stream* live_before = nullptr;
     if (key != nullptr) {
-        if (const state::stream* s = _state.find_any(*key)) held_before = s->hot_bytes_held();
+        live_before = _state.find(*key);
+        const state::stream* s = live_before != nullptr ? live_before : _state.find_any(*key);
+        if (s != nullptr) held_before = s->hot_bytes_held();
     }
     const auto streams_before = static_cast<std::int64_t>(_state.stream_count());
     out.result = _state.apply(std::move(cmd), index);
@@ -67,7 +70,9 @@ group_replica::applied group_replica::apply(std::uint64_t index, std::uint64_t t
         if (out.result.rewrote_history) recount(streams_before);
         return out;
     }
-    out.stream = _state.find(*key);
+    // An append neither makes nor removes a stream: the live one it found
+    // before is the one after, and a lookup fewer on the busiest path.
+    out.stream = out.append ? live_before : _state.find(*key);
     const state::stream* held = out.stream != nullptr ? out.stream : _state.find_any(*key);
     const std::uint64_t held_after = held ? held->hot_bytes_held() : 0;
     _hot_bytes = _hot_bytes - held_before + held_after;
