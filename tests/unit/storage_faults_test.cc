@@ -6,6 +6,7 @@
 #include <atomic>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -171,56 +172,61 @@ TEST(ObjectStoreFaults, ACrashAfterAFailedPutLeavesNoPartialObject) {
     }
 }
 
+// A local object store on a disk that fails on cue and loses power.
+struct store_on_faulty_disk {
+    temp_dir dir{"dstream-object-faults"};
+    faulty_file_io io{dir.path()};
+    storage::local_dir_object_store store{dir.path() / "objects", io};
+
+    // Cuts the power now and reads, from what survived, each key's size.
+    std::vector<std::optional<std::uint64_t>> sizes_after_power_cut(
+        const std::vector<std::string>& keys) {
+        io.set_hook({});
+        io.power_cut();
+        io.crash();
+        storage::local_dir_object_store again(dir.path() / "objects");
+        std::vector<std::optional<std::uint64_t>> out;
+        for (const auto& key : keys) out.push_back(*again.size(key));
+        return out;
+    }
+};
+
+using sizes = std::vector<std::optional<std::uint64_t>>;
+
 // The store remembers the directories it made durable: a second object in
 // one syncs that directory alone (for the object's name), and both objects
 // outlive a power cut.
 TEST(ObjectStoreFaults, APutIntoADirectoryMadeDurableSyncsOnlyThatDirectory) {
-    temp_dir dir{"dstream-object-faults"};
-    faulty_file_io io{dir.path()};
-    storage::local_dir_object_store store(dir.path() / "objects", io);
+    store_on_faulty_disk disk;
     std::atomic<int> directory_syncs{0};
-    io.set_hook([&](file_op op, const std::string&) {
+    disk.io.set_hook([&](file_op op, const std::string&) {
         if (op == file_op::sync_dir) ++directory_syncs;
     });
-    ASSERT_TRUE(store.put("chunks/ab/cd/1/first", "one"));
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/first", "one"));
     EXPECT_EQ(directory_syncs.exchange(0), 5) << "four parents, then the name's directory";
-    ASSERT_TRUE(store.put("chunks/ab/cd/1/second", "two"));
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/second", "two"));
     EXPECT_EQ(directory_syncs.load(), 1);
-    io.set_hook({});
-    io.power_cut();
-    io.crash();
-    storage::local_dir_object_store again(dir.path() / "objects");
-    EXPECT_EQ(*again.size("chunks/ab/cd/1/first"), std::optional<std::uint64_t>(3));
-    EXPECT_EQ(*again.size("chunks/ab/cd/1/second"), std::optional<std::uint64_t>(3));
+    EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/1/first", "chunks/ab/cd/1/second"}),
+              (sizes{3, 3}));
 }
 
 // A directory whose sync failed is not remembered: the next put syncs the
 // way up again, or its object would vanish with the directory at a power cut.
 TEST(ObjectStoreFaults, ADirectoryWhoseSyncFailedIsMadeDurableByTheNextPut) {
-    temp_dir dir{"dstream-object-faults"};
-    faulty_file_io io{dir.path()};
-    storage::local_dir_object_store store(dir.path() / "objects", io);
-    io.inject(file_op::sync_dir, "chunks/ab", fault::fail(EIO));
-    ASSERT_FALSE(store.put("chunks/ab/cd/1/first", "one"));
-    ASSERT_TRUE(store.put("chunks/ab/cd/1/first", "one"));
-    io.power_cut();
-    io.crash();
-    storage::local_dir_object_store again(dir.path() / "objects");
-    EXPECT_EQ(*again.size("chunks/ab/cd/1/first"), std::optional<std::uint64_t>(3));
+    store_on_faulty_disk disk;
+    disk.io.inject(file_op::sync_dir, "chunks/ab", fault::fail(EIO));
+    ASSERT_FALSE(disk.store.put("chunks/ab/cd/1/first", "one"));
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/first", "one"));
+    EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/1/first"}), (sizes{3}));
 }
 
 // A remembered directory removed behind the store's back is made again.
 TEST(ObjectStoreFaults, ARememberedDirectoryRemovedIsMadeAgain) {
-    temp_dir dir{"dstream-object-faults"};
-    faulty_file_io io{dir.path()};
-    storage::local_dir_object_store store(dir.path() / "objects", io);
-    ASSERT_TRUE(store.put("chunks/ab/cd/1/first", "one"));
-    fs::remove_all(dir.path() / "objects" / "chunks" / "ab");
-    ASSERT_TRUE(store.put("chunks/ab/cd/1/second", "two"));
-    io.power_cut();
-    io.crash();
-    storage::local_dir_object_store again(dir.path() / "objects");
-    EXPECT_EQ(*again.size("chunks/ab/cd/1/second"), std::optional<std::uint64_t>(3));
+    store_on_faulty_disk disk;
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/first", "one"));
+    fs::remove_all(disk.dir.path() / "objects" / "chunks" / "ab");
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/second", "two"));
+    EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/1/second"}), (sizes{3}));
 }
 
 TEST(DurableDirsFaults, AFailedCreationOrSyncIsReported) {
