@@ -6,8 +6,8 @@
 // record the I/O thread queued in the meantime, not the few queued before the
 // disk answered: on one CPU (a pinned server, a one-core machine) under the
 // append load, 14 records per flush became about 40, and a durable append
-// cost 10–20% less CPU, with lower latency (docs/benchmarks.md). A thread
-// woken beside an idle CPU runs at once, as before.
+// cost about 12% less CPU at a lower median latency (docs/benchmarks.md). A
+// thread woken beside an idle CPU runs at once, as before.
 
 namespace dstream {
 

@@ -172,6 +172,8 @@ TEST(ObjectStoreFaults, ACrashAfterAFailedPutLeavesNoPartialObject) {
     }
 }
 
+using sizes = std::vector<std::optional<std::uint64_t>>;
+
 // A local object store on a disk that fails on cue and loses power.
 struct store_on_faulty_disk {
     temp_dir dir{"dstream-object-faults"};
@@ -179,19 +181,16 @@ struct store_on_faulty_disk {
     storage::local_dir_object_store store{dir.path() / "objects", io};
 
     // Cuts the power now and reads, from what survived, each key's size.
-    std::vector<std::optional<std::uint64_t>> sizes_after_power_cut(
-        const std::vector<std::string>& keys) {
+    sizes sizes_after_power_cut(const std::vector<std::string>& keys) {
         io.set_hook({});
         io.power_cut();
         io.crash();
         storage::local_dir_object_store again(dir.path() / "objects");
-        std::vector<std::optional<std::uint64_t>> out;
+        sizes out;
         for (const auto& key : keys) out.push_back(*again.size(key));
         return out;
     }
 };
-
-using sizes = std::vector<std::optional<std::uint64_t>>;
 
 // The store remembers the directories it made durable: a second object in
 // one syncs that directory alone (for the object's name), and both objects
