@@ -62,9 +62,16 @@ int main(int argc, char** argv) {
         const std::size_t size =
             is_direct(mode) ? (bytes + direct_alignment - 1) / direct_alignment * direct_alignment
                             : bytes;
+        // aligned_alloc takes whole multiples of the alignment.
+        const std::size_t capacity =
+            (size + direct_alignment - 1) / direct_alignment * direct_alignment;
         const std::unique_ptr<char, decltype(&std::free)> record(
-            static_cast<char*>(std::aligned_alloc(direct_alignment, size)), &std::free);
-        std::memset(record.get(), 'x', size);
+            static_cast<char*>(std::aligned_alloc(direct_alignment, capacity)), &std::free);
+        if (!record) {
+            std::perror("aligned_alloc");
+            return 1;
+        }
+        std::memset(record.get(), 'x', capacity);
         unlink(path.c_str());
         int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
         if (fd < 0 || !prepare(fd, mode, size * static_cast<std::size_t>(count))) {
