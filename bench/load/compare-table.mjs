@@ -163,6 +163,30 @@ if (ratios.length) {
     }
     out.push("");
     out.push(`Ratios above 1 are better for ${headline.ratio} and worse for the other columns.`);
+
+    // The host's speed moves between rounds, so each round's ratio to the
+    // server beside it in that round says more than the medians alone.
+    const cpu = columns.find((c) => c.ratio?.startsWith("server CPU"));
+    const inRound = (name, round) => byServer.get(name).find((r) => r.round === round && r.result);
+    const rounds = [...new Set(rows.map((r) => r.round))].sort((x, y) => x - y);
+    const perRound = (a, b, c) =>
+        rounds
+            .map((n) => {
+                const x = inRound(a, n);
+                const y = inRound(b, n);
+                const v = x && y ? c.pick(x.result, x) / c.pick(y.result, y) : NaN;
+                return Number.isFinite(v) ? v.toFixed(2) : "n/a";
+            })
+            .join(", ");
+    if (rounds.length > 1) {
+        out.push("");
+        out.push("Round by round (each server beside the other in the same round):");
+        out.push("");
+        for (const [a, b] of ratios) {
+            const c = b.endsWith("-floor") && cpu ? cpu : headline;
+            out.push(`- ${a} / ${b}, ${c.ratio}: ${perRound(a, b, c)}`);
+        }
+    }
 }
 
 out.push("");
