@@ -42,6 +42,7 @@ const significant = (x) => {
     if (x === 0) return "0";
     return x >= 1000 ? thousands(x) : x.toPrecision(3);
 };
+const times = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "n/a");
 const thousands = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "n/a");
 const ms = (us) => us / 1000;
 const mib = (kib) => (kib ?? NaN) / 1024;
@@ -155,11 +156,10 @@ if (ratios.length) {
     out.push("");
     out.push(`| ratio of medians | ${ratioColumns.map(([c]) => c.ratio).join(" | ")} |`);
     out.push(`|---|${ratioColumns.map(() => "---:").join("|")}|`);
-    const r = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "n/a");
     for (const [a, b] of ratios) {
         const x = stats.get(a).values;
         const y = stats.get(b).values;
-        out.push(`| ${a} / ${b} | ${ratioColumns.map(([, i]) => r(x[i], y[i])).join(" | ")} |`);
+        out.push(`| ${a} / ${b} | ${ratioColumns.map(([, i]) => times(x[i], y[i])).join(" | ")} |`);
     }
     out.push("");
     out.push(`Ratios above 1 are better for ${headline.ratio} and worse for the other columns.`);
@@ -174,8 +174,7 @@ if (ratios.length) {
             .map((n) => {
                 const x = inRound(a, n);
                 const y = inRound(b, n);
-                const v = x && y ? c.pick(x.result, x) / c.pick(y.result, y) : NaN;
-                return Number.isFinite(v) ? v.toFixed(2) : "n/a";
+                return x && y ? times(c.pick(x.result, x), c.pick(y.result, y)) : "n/a";
             })
             .join(", ");
     if (rounds.length > 1) {
