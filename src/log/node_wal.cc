@@ -5,7 +5,6 @@
 #include <climits>
 #include <cstring>
 #include <fcntl.h>
-#include <sched.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -585,14 +584,8 @@ status node_wal::write_batch(const std::vector<entry>& batch) {
 }
 
 void node_wal::flush(flush_due due) {
-    // Woken by the disk's answer, the thread runs at once, as it would at
-    // the default policy, instead of waiting for the I/O thread's slice.
-    const int policy = sched_getscheduler(0);
-    const sched_param no_priority{};
-    if (policy == SCHED_BATCH) sched_setscheduler(0, SCHED_OTHER, &no_priority);
     const metrics::stopwatch fsync;
     const int failure = _io.fdatasync(due.fd) == 0 ? 0 : errno;
-    if (policy == SCHED_BATCH) sched_setscheduler(0, SCHED_BATCH, &no_priority);
     const std::chrono::microseconds took(fsync.elapsed_us());
     _metrics.fsync_us.observe(static_cast<std::uint64_t>(took.count()));
     {
