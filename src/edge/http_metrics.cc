@@ -76,6 +76,10 @@ void http_metrics::collect(metrics::exposition& out) const {
     }
     out.gauge("dstream_http_connections", "Open HTTP connections",
               static_cast<double>(connections.value()));
+    out.counter("dstream_http_connections_moved_total",
+                "Plain HTTP/1.1 connections moved to the I/O thread of the stream group their "
+                "requests kept going to",
+                connections_moved.value());
     // The version label is the protocol's (RFC 9110 2.5: "1.1", "2"), tls
     // whether it runs over TLS.
     constexpr std::array<std::pair<std::string_view, std::string_view>, wire_protocol_count>

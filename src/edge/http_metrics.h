@@ -59,6 +59,9 @@ struct http_metrics : metrics::registered<http_metrics> {
     metrics::counter read_quota_delay_us;
     // Read body bytes sent from chunk files by sendfile (never copied in).
     metrics::counter bytes_sent_from_files;
+    // Plain HTTP/1.1 connections moved to the I/O thread of the group they
+    // keep writing to (edge/server.h).
+    metrics::counter connections_moved;
     // Requests answered and connections open, by protocol.
     std::array<metrics::counter, wire_protocol_count> requests_by_protocol;
     std::array<metrics::gauge, wire_protocol_count> connections_by_protocol;

@@ -5,7 +5,9 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
+#include <unistd.h>
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -170,7 +172,29 @@ struct server::connection : std::enable_shared_from_this<connection> {
     bool head_timed_out = false;
     // How the h2c check's read ended, for the HTTP/1.1 loop to see.
     boost::system::error_code read_error;
+    // The I/O thread it runs on (io_contexts::of), and the stream group of
+    // the request being answered, when it names a stream and the node has
+    // more than one I/O thread.
+    std::size_t thread = 0;
+    std::optional<std::uint32_t> request_group;
+    // How many requests in a row went to `streak_group`.
+    std::uint32_t streak_group = 0;
+    unsigned streak = 0;
+    // Handed to a coroutine on another thread (server::move_connection):
+    // this one ends without closing the connection.
+    bool moved = false;
 };
+
+namespace {
+
+// Requests in a row to one group on another thread before the connection
+// moves to that thread. A writer to one stream moves after its fourth; a
+// connection that takes many streams in turn (a load generator, a fan-in
+// proxy) meets one group four times running too seldom for the moves to
+// cost it anything: with 16 groups, once in 4096 requests.
+constexpr unsigned requests_before_move = 4;
+
+}  // namespace
 
 // What the reader, the writer, the watchdog and the request coroutines of
 // one HTTP/2 connection share, on its strand.
@@ -307,7 +331,8 @@ asio::awaitable<void> server::accept_loop() {
     asio::steady_timer timer(_io.first());
     while (_acceptor.is_open()) {
         boost::system::error_code ec;
-        const connection_executor strand(_io.of(_accepted++));
+        const std::size_t thread = _accepted++ % _io.size();
+        const connection_executor strand(_io.of(thread));
         connection_socket socket =
             co_await _acceptor.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
@@ -321,6 +346,7 @@ asio::awaitable<void> server::accept_loop() {
         pause = std::chrono::milliseconds(0);
         socket.set_option(tcp::no_delay(true), ec);
         auto conn = std::make_shared<connection>(std::move(socket));
+        conn->thread = thread;
         {
             std::lock_guard lock(_connections_mutex);
             _connections.emplace(conn.get(), conn);
@@ -394,12 +420,74 @@ asio::awaitable<void> server::serve_connection(std::shared_ptr<connection> conn)
             co_await serve_h2(conn, conn->stream);
         } else {
             co_await serve_http1(*conn, conn->stream);
+            if (conn->moved) co_return;  // its new coroutine ends it
         }
         _metrics.connections_of(conn->protocol).add(-1);
     }
+    end_connection(*conn);
+}
+
+asio::awaitable<void> server::serve_moved(std::shared_ptr<connection> conn) {
+    co_await serve_http1(*conn, conn->stream);
+    if (conn->moved) co_return;
+    _metrics.connections_of(conn->protocol).add(-1);
+    end_connection(*conn);
+}
+
+void server::end_connection(connection& conn) {
     boost::system::error_code ignored;
-    conn->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    forget(conn.get());
+    conn.stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    forget(&conn);
+}
+
+std::optional<std::size_t> server::thread_to_move_to(connection& conn) const {
+    if (!conn.request_group) return std::nullopt;
+    const std::uint32_t group = *conn.request_group;
+    conn.streak = conn.streak > 0 && conn.streak_group == group ? conn.streak + 1 : 1;
+    conn.streak_group = group;
+    // The engine runs group i on io_contexts::of(i).
+    const std::size_t to = group % _io.size();
+    if (conn.streak < requests_before_move || to == conn.thread) return std::nullopt;
+    return to;
+}
+
+bool server::move_connection(connection& conn, std::size_t to) {
+    std::shared_ptr<connection> moved;
+    {
+        // Under the lock drain() takes: a drain either finds the connection
+        // moved, or is seen here and keeps it where it is.
+        std::lock_guard lock(_connections_mutex);
+        if (_draining) return false;
+        boost::system::error_code ec;
+        const tcp::endpoint local = conn.stream.socket().local_endpoint(ec);
+        if (ec) return false;
+        // Released between requests, with no operation pending on it; its
+        // descriptor goes to a socket of the other thread's reactor as it is.
+        const int fd = conn.stream.socket().release(ec);
+        if (ec) return false;
+        connection_socket socket(connection_executor(_io.of(to)));
+        socket.assign(local.protocol(), fd, ec);
+        if (ec) {
+            // The connection is lost: its next read here fails and ends it.
+            spdlog::warn("connection {} not moved to I/O thread {}: {}", conn.remote, to,
+                         ec.message());
+            ::close(fd);
+            return false;
+        }
+        moved = std::make_shared<connection>(std::move(socket));
+        moved->thread = to;
+        moved->protocol = conn.protocol;
+        moved->remote = std::move(conn.remote);
+        // Pipelined requests read with the last one.
+        moved->buffer.commit(
+            asio::buffer_copy(moved->buffer.prepare(conn.buffer.size()), conn.buffer.data()));
+        _connections.erase(&conn);
+        _connections.emplace(moved.get(), moved);
+        conn.moved = true;
+    }
+    _metrics.connections_moved.inc();
+    asio::co_spawn(moved->stream.get_executor(), serve_moved(moved), asio::detached);
+    return true;
 }
 
 template <class Stream>
@@ -465,6 +553,11 @@ asio::awaitable<void> server::serve_http1(connection& c, Stream& stream) {
         account(*conn, conn->summary, parser.get(), took.elapsed_us());
         conn->busy = false;
         if (!keep_open || conn->summary.close) break;
+        if constexpr (std::is_same_v<Stream, connection_stream>) {
+            // Between requests: its next ones are read and handed to their
+            // group on the same thread, with no hand-off either way.
+            if (const auto to = thread_to_move_to(*conn); to && move_connection(*conn, *to)) break;
+        }
     }
     conn->head_watch.cancel();
 }
@@ -538,6 +631,10 @@ asio::awaitable<bool> server::answer(connection& conn, Stream& socket, request_p
     // temporaries there.
     early_answer early = early_answer::none;
     const bool admin = _options.admin != nullptr;  // the admin listener answers after the body
+    conn.request_group.reset();
+    if (_io.size() > 1 && !admin && resolved && !resolved->key.empty()) {
+        conn.request_group = _service.place(resolved->key).group;
+    }
     if (!admin && resolved && routes_before_body(head, *resolved, _options)) {
         early = co_await route_before_body(stream, parser.get(), *resolved, _service, _options,
                                            summary);

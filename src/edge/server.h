@@ -4,10 +4,14 @@
 // accepts connections and runs one coroutine per connection on its own
 // strand, on one of the I/O threads (round robin). Keep-alive and pipelined
 // requests are served in order; slow or idle clients time out without holding a thread.
+// A plain HTTP/1.1 connection whose requests keep going to one stream group
+// moves, between two requests, to the I/O thread that runs the group: a
+// writer to one stream is then answered without a hand-off between threads.
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -56,6 +60,16 @@ private:
     // of unfinished coroutines, whose messages take their fields from the
     // connection's arena.
     boost::asio::awaitable<void> serve_connection(std::shared_ptr<connection> conn);
+    // A connection moved to another I/O thread, from its next request on.
+    boost::asio::awaitable<void> serve_moved(std::shared_ptr<connection> conn);
+    // Closes the connection's sending side and forgets it.
+    void end_connection(connection& conn);
+    // After an answer: the I/O thread the connection should move to, when
+    // its requests kept going to a group another thread runs.
+    std::optional<std::size_t> thread_to_move_to(connection& conn) const;
+    // Hands the connection to a coroutine on thread `to`; false when it
+    // stays (the server drains, or the descriptor could not move).
+    bool move_connection(connection& conn, std::size_t to);
     // HTTP/1.1 on `stream`: the connection's TCP stream, or TLS over it. The
     // one loop for both, compiled for each, so plain HTTP pays nothing for
     // TLS being possible.
