@@ -68,10 +68,13 @@ constexpr char threads_on_two_cores[] = R"(
 On 2 cores shared with the clients or other busy processes, `--threads 1`
 costs less CPU per append (a sixth to two fifths less on the project's VM,
 where the load generator runs beside the server; `docs/benchmarks.md`,
-"Appends"): with two threads about half the writes cross from the
-connection's thread to the stream's group's thread and back. Two threads
-read a large stream faster to several readers at once (the kernel's copies
-to the sockets run on both cores), hence the default.
+"Appends"): with two threads about half the writes of a connection that
+takes many streams in turn cross from the connection's thread to the
+stream's group's thread and back. A plain HTTP/1.1 connection that keeps
+writing to one stream moves to its group's thread after four requests and
+crosses no more (`dstream_http_connections_moved_total` counts the moves).
+Two threads read a large stream faster to several readers at once (the
+kernel's copies to the sockets run on both cores), hence the default.
 )";
 
 }  // namespace
