@@ -172,10 +172,10 @@ struct server::connection : std::enable_shared_from_this<connection> {
     bool head_timed_out = false;
     // How the h2c check's read ended, for the HTTP/1.1 loop to see.
     boost::system::error_code read_error;
-    // The I/O thread it runs on (io_contexts::of), and the stream group of
-    // the request being answered, when it names a stream and the node has
-    // more than one I/O thread.
-    std::size_t thread = 0;
+    // The io_context of the I/O thread it runs on, and the stream group of
+    // the request being answered, when it names a stream, the connection is
+    // plain HTTP/1.1 and the node has more than one I/O thread.
+    asio::io_context* home = nullptr;
     std::optional<std::uint32_t> request_group;
     // How many requests in a row went to `streak_group`.
     std::uint32_t streak_group = 0;
@@ -331,8 +331,8 @@ asio::awaitable<void> server::accept_loop() {
     asio::steady_timer timer(_io.first());
     while (_acceptor.is_open()) {
         boost::system::error_code ec;
-        const std::size_t thread = _accepted++ % _io.size();
-        const connection_executor strand(_io.of(thread));
+        asio::io_context& home = _io.of(_accepted++);
+        const connection_executor strand(home);
         connection_socket socket =
             co_await _acceptor.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
@@ -346,7 +346,7 @@ asio::awaitable<void> server::accept_loop() {
         pause = std::chrono::milliseconds(0);
         socket.set_option(tcp::no_delay(true), ec);
         auto conn = std::make_shared<connection>(std::move(socket));
-        conn->thread = thread;
+        conn->home = &home;
         {
             std::lock_guard lock(_connections_mutex);
             _connections.emplace(conn.get(), conn);
@@ -440,18 +440,18 @@ void server::end_connection(connection& conn) {
     forget(&conn);
 }
 
-std::optional<std::size_t> server::thread_to_move_to(connection& conn) const {
-    if (!conn.request_group) return std::nullopt;
+asio::io_context* server::home_to_move_to(connection& conn) const {
+    if (!conn.request_group) return nullptr;
     const std::uint32_t group = *conn.request_group;
     conn.streak = conn.streak > 0 && conn.streak_group == group ? conn.streak + 1 : 1;
     conn.streak_group = group;
     // The engine runs group i on io_contexts::of(i).
-    const std::size_t to = group % _io.size();
-    if (conn.streak < requests_before_move || to == conn.thread) return std::nullopt;
-    return to;
+    asio::io_context& to = _io.of(group);
+    if (conn.streak < requests_before_move || &to == conn.home) return nullptr;
+    return &to;
 }
 
-bool server::move_connection(connection& conn, std::size_t to) {
+bool server::move_connection(connection& conn, asio::io_context& to) {
     std::shared_ptr<connection> moved;
     {
         // Under the lock drain() takes: a drain either finds the connection
@@ -465,17 +465,17 @@ bool server::move_connection(connection& conn, std::size_t to) {
         // descriptor goes to a socket of the other thread's reactor as it is.
         const int fd = conn.stream.socket().release(ec);
         if (ec) return false;
-        connection_socket socket(connection_executor(_io.of(to)));
+        connection_socket socket(connection_executor{to});
         socket.assign(local.protocol(), fd, ec);
         if (ec) {
             // The connection is lost: its next read here fails and ends it.
-            spdlog::warn("connection {} not moved to I/O thread {}: {}", conn.remote, to,
+            spdlog::warn("connection {} not moved to its group's I/O thread: {}", conn.remote,
                          ec.message());
             ::close(fd);
             return false;
         }
         moved = std::make_shared<connection>(std::move(socket));
-        moved->thread = to;
+        moved->home = &to;
         moved->protocol = conn.protocol;
         moved->remote = std::move(conn.remote);
         // Pipelined requests read with the last one.
@@ -556,7 +556,9 @@ asio::awaitable<void> server::serve_http1(connection& c, Stream& stream) {
         if constexpr (std::is_same_v<Stream, connection_stream>) {
             // Between requests: its next ones are read and handed to their
             // group on the same thread, with no hand-off either way.
-            if (const auto to = thread_to_move_to(*conn); to && move_connection(*conn, *to)) break;
+            if (auto* to = home_to_move_to(*conn); to != nullptr && move_connection(*conn, *to)) {
+                break;
+            }
         }
     }
     conn->head_watch.cancel();
@@ -632,8 +634,11 @@ asio::awaitable<bool> server::answer(connection& conn, Stream& socket, request_p
     early_answer early = early_answer::none;
     const bool admin = _options.admin != nullptr;  // the admin listener answers after the body
     conn.request_group.reset();
-    if (_io.size() > 1 && !admin && resolved && !resolved->key.empty()) {
-        conn.request_group = _service.place(resolved->key).group;
+    if constexpr (std::is_same_v<Stream, connection_stream>) {
+        // Only a plain connection moves (serve_http1): no lookup for the others.
+        if (_io.size() > 1 && !admin && resolved && !resolved->key.empty()) {
+            conn.request_group = _service.place(resolved->key).group;
+        }
     }
     if (!admin && resolved && routes_before_body(head, *resolved, _options)) {
         early = co_await route_before_body(stream, parser.get(), *resolved, _service, _options,

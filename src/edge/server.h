@@ -11,7 +11,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -64,12 +63,13 @@ private:
     boost::asio::awaitable<void> serve_moved(std::shared_ptr<connection> conn);
     // Closes the connection's sending side and forgets it.
     void end_connection(connection& conn);
-    // After an answer: the I/O thread the connection should move to, when
-    // its requests kept going to a group another thread runs.
-    std::optional<std::size_t> thread_to_move_to(connection& conn) const;
-    // Hands the connection to a coroutine on thread `to`; false when it
+    // After an answer: the io_context the connection should move to, when
+    // its requests kept going to a group another I/O thread runs; null
+    // when it stays.
+    boost::asio::io_context* home_to_move_to(connection& conn) const;
+    // Hands the connection to a coroutine on `to`'s thread; false when it
     // stays (the server drains, or the descriptor could not move).
-    bool move_connection(connection& conn, std::size_t to);
+    bool move_connection(connection& conn, boost::asio::io_context& to);
     // HTTP/1.1 on `stream`: the connection's TCP stream, or TLS over it. The
     // one loop for both, compiled for each, so plain HTTP pays nothing for
     // TLS being possible.

@@ -3,12 +3,13 @@
 // other thread runs. A strand made on one of them runs its handlers on that
 // thread alone: a group is owned by one thread and never migrates; a
 // connection is served by one thread at a time (edge/server.h moves a plain
-// one between requests to the thread of the group it writes to). A hand-off between two strands of one thread goes through the
-// thread's private queue, with no lock on a shared queue and no wake-up of
-// another thread; one to another thread wakes it only when it is idle
-// (Asio's scheduler interrupts the reactor of an idle thread, not of a busy
-// one). One io_context shared by every thread instead woke the idle thread
-// at nearly every post (a futex call per request).
+// one between requests to the thread of the group it writes to). A hand-off
+// between two strands of one thread goes through the thread's private queue,
+// with no lock on a shared queue and no wake-up of another thread; one to
+// another thread wakes it only when it is idle (Asio's scheduler interrupts
+// the reactor of an idle thread, not of a busy one). One io_context shared
+// by every thread instead woke the idle thread at nearly every post (a futex
+// call per request).
 #include <cstddef>
 #include <memory>
 #include <vector>
