@@ -31,6 +31,9 @@ public:
     int rename(const char* from, const char* to) override { return ::rename(from, to); }
     int unlink(const char* path) override { return ::unlink(path); }
     int mkdir(const char* path, mode_t mode) override { return ::mkdir(path, mode); }
+    int fadvise(int fd, off_t offset, off_t length, int advice) override {
+        return ::posix_fadvise(fd, offset, length, advice);
+    }
 };
 
 }  // namespace
@@ -51,6 +54,11 @@ bool write_all(file_io& io, int fd, std::string_view bytes) {
         bytes.remove_prefix(static_cast<std::size_t>(n));
     }
     return true;
+}
+
+void drop_cached_pages(file_io& io, int fd) {
+    // Advice only: a file system that cannot drop pages keeps them.
+    (void)io.fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
 bool read_all(file_io& io, const char* path, std::string& out) {

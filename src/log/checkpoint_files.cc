@@ -87,6 +87,7 @@ status checkpoint_files::write(std::uint32_t group, std::uint64_t index, std::st
     char trailer[4];
     for (int i = 0; i < 4; ++i) trailer[i] = static_cast<char>((crc >> (8 * i)) & 0xff);
     ok = ok && write_all(_io, fd, std::string_view(trailer, 4)) && _io.fdatasync(fd) == 0;
+    if (ok) drop_cached_pages(_io, fd);  // read again only by a restart
     _io.close(fd);
     if (!ok) return failed();
     if (_io.rename(tmp.c_str(), target.c_str()) != 0) return failed();

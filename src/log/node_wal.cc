@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <unordered_map>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -301,7 +302,7 @@ int node_wal::open_segment(std::uint64_t first_sequence, std::optional<std::uint
         }
         return failure;
     }
-    if (_fd >= 0) _io.close(_fd);
+    if (_fd >= 0) retire_segment(_fd);
     _fd = fd;
     _segment_size = fresh ? wal_magic.size() : *records_end;
     if (fresh) {
@@ -323,12 +324,38 @@ void node_wal::note_file_size(std::uint64_t size) {
     _file_size = size;
 }
 
+void node_wal::retire_segment(int fd) {
+    if (_options.preallocate) {
+        {
+            std::lock_guard lock(_prepared_mutex);
+            _retired.push_back(fd);
+        }
+        _prepared_wake.notify_all();
+        return;
+    }
+    drop_cached_pages(_io, fd);
+    _io.close(fd);
+}
+
 void node_wal::prepare_loop() {
     become_background_thread("dstream-wal-seg");
     std::unique_lock lock(_prepared_mutex);
     while (true) {
-        _prepared_wake.wait(
-            lock, [this] { return _preparing_over || (!_prepared_ready && !_prepared_taken); });
+        _prepared_wake.wait(lock, [this] {
+            return _preparing_over || !_retired.empty() || (!_prepared_ready && !_prepared_taken);
+        });
+        // Before the next preparation, whose zeros then go to the pages
+        // freed here (base/file_io.h); a stop also waits for them.
+        if (!_retired.empty()) {
+            const std::vector<int> retired = std::exchange(_retired, {});
+            lock.unlock();
+            for (const int fd : retired) {
+                drop_cached_pages(_io, fd);
+                _io.close(fd);
+            }
+            lock.lock();
+            continue;
+        }
         if (_preparing_over) return;
         lock.unlock();
         const bool made = prepare_segment();

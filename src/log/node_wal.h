@@ -183,6 +183,9 @@ private:
     int open_segment(std::uint64_t first_sequence, std::optional<std::uint64_t> records_end);
     // Makes `path` a new segment from the prepared one, if one is ready.
     bool take_prepared_segment(const std::filesystem::path& path);
+    // Closes the segment a switch left, whose records are all flushed, once
+    // its pages are out of the page cache (by the preparer, off the switch).
+    void retire_segment(int fd);
     void prepare_loop();
     // Writes and flushes the next segment under its temporary name.
     bool prepare_segment();
@@ -262,6 +265,7 @@ private:
     bool _prepared_taken = false;
     bool _preparing_over = false;
     bool _preparing_failed = false;  // the last try failed (warned once per streak)
+    std::vector<int> _retired;       // segments for the preparer to drop and close
     std::thread _preparer;
 };
 

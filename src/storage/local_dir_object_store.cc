@@ -43,6 +43,9 @@ public:
     status finish() override {
         if (_fd < 0) return store_failure();
         const bool synced = _io.fdatasync(_fd) == 0;
+        // Readers of cold bytes are few and come later; the file stays warm
+        // only where they read it.
+        if (synced) drop_cached_pages(_io, _fd);
         _io.close(_fd);
         _fd = -1;
         if (!synced) return store_failure();

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <fcntl.h>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -106,6 +107,10 @@ public:
     int rename(const char* from, const char* to) override;
     int unlink(const char* path) override;
     int mkdir(const char* path, mode_t mode) override;
+    // Advice changes nothing a crash leaves: passed on, never faulted.
+    int fadvise(int fd, off_t offset, off_t length, int advice) override {
+        return ::posix_fadvise(fd, offset, length, advice);
+    }
 
 private:
     using range = std::pair<std::uint64_t, std::uint64_t>;  // [first, end)

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "page_cache.h"
 #include "storage/local_dir_object_store.h"
 #include "storage/metered_object_store.h"
 
@@ -118,6 +119,18 @@ TEST_F(ObjectStore, TheMeteredStoreCountsBytesByOperation) {
     EXPECT_EQ(bytes_of(object_op::open_writer), written + 5);
     EXPECT_EQ(bytes_of(object_op::stream_range), streamed + 3);
     EXPECT_EQ(m.of(object_op::put).retries.value(), 0u);
+}
+
+// Cold bytes are read rarely and later: a written object's pages leave the
+// page cache once the object is durable, and its bytes read back whole.
+TEST_F(ObjectStore, AWrittenObjectLeavesThePageCache) {
+    if (!test::shows_dropped_pages(root())) GTEST_SKIP() << "no page cache to see here";
+    const std::string bytes(1 << 20, 'c');
+    ASSERT_TRUE(store->put("chunks/a/b", bytes));
+    EXPECT_EQ(test::cached_pages(root() / "chunks/a/b"), 0u);
+    std::string back;
+    ASSERT_TRUE(store->get("chunks/a/b", 0, bytes.size(), back));
+    EXPECT_EQ(back, bytes);
 }
 
 TEST_F(ObjectStore, AbsentObjectsHaveNoSize) {

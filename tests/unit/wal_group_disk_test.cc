@@ -15,6 +15,7 @@
 #include <boost/asio/strand.hpp>
 #include <gtest/gtest.h>
 
+#include "page_cache.h"
 #include "replication/raft_records.h"
 #include "temp_dir.h"
 
@@ -44,6 +45,10 @@ TEST(WalGroupDisk, ALeadersSnapshotIsCheckpointedOnlyOnceItsRecordIsDurable) {
     const auto newest = checkpoints.newest();
     ASSERT_EQ(newest.count(0), 1u);
     EXPECT_EQ(newest.at(0).index, 10u);
+    if (test::shows_dropped_pages(dir.path())) {
+        EXPECT_EQ(test::cached_pages(newest.at(0).path), 0u)
+            << "a checkpoint is read again only by a restart: its pages leave the cache";
+    }
     const auto loaded = checkpoints.load(newest.at(0));
     ASSERT_TRUE(loaded);
     const auto header = decode_snapshot_header(loaded->header);

@@ -16,6 +16,7 @@
 
 #include "log/node_wal.h"
 #include "log/wal_format.h"
+#include "page_cache.h"
 
 namespace dstream::log {
 namespace {
@@ -336,6 +337,52 @@ TEST(NodeWal, PreparedSegmentsHoldTheRecordsWithinTheirSize) {
     EXPECT_FALSE(info.torn_tail_cut) << "the zeros of a prepared segment are not damage";
     ASSERT_EQ(seen.size(), index);
     for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i].index, i + 1);
+}
+
+// A segment the log has switched away from is read again only by a restart:
+// its pages leave the page cache, by the preparing thread where there is one
+// (off the switch, which holds appends back) and at the switch otherwise.
+TEST(NodeWal, ClosedSegmentsLeaveThePageCache) {
+    for (const bool preallocate : {true, false}) {
+        SCOPED_TRACE(preallocate ? "prepared segments" : "segments made at the switch");
+        temp_dir dir;
+        if (!test::shows_dropped_pages(dir.path)) GTEST_SKIP() << "no page cache to see here";
+        constexpr std::uint64_t segment_bytes = 64 * 1024;
+        wal_options options{dir.path, segment_bytes};
+        options.preallocate = preallocate;
+        node_wal wal(options);
+        recover_all(wal);
+        wal.start();
+        recording_sink sink;
+        for (std::uint64_t index = 1; index <= 24; ++index) {
+            wal.submit(5, index, std::string(16 * 1024, 'x'), &sink, index);
+            ASSERT_TRUE(sink.wait_for(index));
+        }
+        const auto segments = [&] {
+            std::vector<fs::path> out;
+            for (const auto& e : fs::directory_iterator(dir.path)) {
+                if (e.path().extension() == ".wal") out.push_back(e.path());
+            }
+            std::sort(out.begin(), out.end());
+            return out;
+        };
+        const std::vector<fs::path> written = segments();
+        ASSERT_GE(written.size(), 4u);
+        EXPECT_GT(test::cached_pages(written.back()), 0u) << "the open segment stays cached";
+        const auto closed_cached = [&] {
+            std::size_t pages = 0;
+            for (std::size_t i = 0; i + 1 < written.size(); ++i)
+                pages += test::cached_pages(written[i]);
+            return pages;
+        };
+        for (int i = 0; i < 500 && closed_cached() > 0; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        EXPECT_EQ(closed_cached(), 0u) << "pages of closed segments left cached";
+        wal.stop();
+        node_wal reread(options);
+        EXPECT_EQ(recover_all(reread).size(), 24u) << "every record is still on disk";
+    }
 }
 
 // The flushing threads and the preparing one are batch work under names an
