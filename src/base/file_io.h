@@ -56,7 +56,7 @@ bool write_all(file_io& io, int fd, std::string_view bytes);
 // into memory the machine has not touched lately, and where the hypervisor
 // takes back a guest's free memory (free page reporting, as on this
 // project's VM) each such page costs a fault in the host: `dd` of 1 GiB into
-// a new file took 3.9-6.5 s of system time that way, against 0.3 s into pages
+// a new file took 2.9-7.7 s of system time that way, against 0.3 s into pages
 // just freed. Dropped pages are freed at once and are the next write's.
 void drop_cached_pages(file_io& io, int fd);
 
