@@ -20,8 +20,9 @@ bool is_directory(const fs::path& p, file_io& io, int& failure) {
 }
 
 // std::filesystem::create_directories through `io`: `dir` and its missing
-// ancestors, an existing non-directory on the way being an error.
-bool make_directories(fs::path dir, std::error_code& ec, file_io& io) {
+// ancestors, an existing non-directory on the way being an error. `topmost`
+// becomes the highest directory it had to create, empty where none.
+bool make_directories(fs::path dir, std::error_code& ec, file_io& io, fs::path& topmost) {
     if (dir.has_relative_path() && dir.filename().empty()) dir = dir.parent_path();
     std::vector<fs::path> missing;
     for (auto p = dir; !p.empty(); p = p.parent_path()) {
@@ -34,6 +35,7 @@ bool make_directories(fs::path dir, std::error_code& ec, file_io& io) {
         missing.push_back(p);
         if (p == p.parent_path()) break;
     }
+    if (!missing.empty()) topmost = missing.back();
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
         // Another thread may make the same directory meanwhile.
         int failure = 0;
@@ -58,8 +60,13 @@ bool fsync_directory(const fs::path& dir, file_io& io) {
 
 bool create_durable_directories(const fs::path& base, const fs::path& dir, std::error_code& ec,
                                 file_io& io) {
-    if (!make_directories(dir, ec, io)) return false;
-    for (auto p = dir; p != base && p.has_relative_path(); p = p.parent_path()) {
+    fs::path topmost;
+    if (!make_directories(dir, ec, io, topmost)) return false;
+    bool past_base = false;
+    for (auto p = dir; p.has_relative_path(); p = p.parent_path()) {
+        past_base = past_base || p == base;
+        const bool created = !topmost.empty() && p.native().size() >= topmost.native().size();
+        if (past_base && !created) break;
         const auto parent = p.parent_path();
         if (!fsync_directory(parent.empty() ? "." : parent, io)) return false;
     }

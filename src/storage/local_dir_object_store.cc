@@ -67,6 +67,9 @@ private:
 
 local_dir_object_store::local_dir_object_store(fs::path root, file_io& io)
     : _root(std::move(root)), _io(io) {
+    // Without a trailing separator, so that walking up from a key's
+    // directory meets the root.
+    if (!_root.has_filename() && _root.has_relative_path()) _root = _root.parent_path();
     std::error_code ec;
     if (!create_durable_directories(_root, ec, _io))
         throw std::runtime_error("cannot create " + _root.string());
@@ -96,18 +99,31 @@ result<std::unique_ptr<object_writer>> local_dir_object_store::open_writer(const
 }
 
 bool local_dir_object_store::make_durable(const fs::path& dir) {
-    // A stream's chunks share a directory, so this many streams flushing in
-    // turn each sync one directory per put; the set stays under about 2 MB.
-    constexpr std::size_t most_remembered = 16384;
+    // A stream's chunks share a directory below one of the stream's own (two
+    // entries a stream): half this many streams flushing in turn each sync
+    // one directory per put; the set stays under about 4 MB.
+    constexpr std::size_t most_remembered = 32768;
+    // Only what lies below the nearest directory already durable needs
+    // syncing: a new stream's first put syncs its bucket and its own
+    // directory, not every one up to the root (each sync is a device flush).
+    fs::path known = _root;
     {
         std::lock_guard lock(_durable_mutex);
         if (_durable_dirs.contains(dir.native())) return true;
+        for (auto p = dir.parent_path(); p != _root && p.has_relative_path(); p = p.parent_path()) {
+            if (_durable_dirs.contains(p.native())) {
+                known = p;
+                break;
+            }
+        }
     }
     std::error_code ec;
-    if (!create_durable_directories(_root, dir, ec, _io)) return false;
+    if (!create_durable_directories(known, dir, ec, _io)) return false;
     std::lock_guard lock(_durable_mutex);
     if (_durable_dirs.size() >= most_remembered) _durable_dirs.clear();
-    _durable_dirs.insert(dir.native());
+    for (auto p = dir; p != known && p.has_relative_path(); p = p.parent_path()) {
+        _durable_dirs.insert(p.native());
+    }
     return true;
 }
 

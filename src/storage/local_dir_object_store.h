@@ -28,17 +28,20 @@ private:
     std::filesystem::path path_of(const std::string& key) const;
     // Creates `dir` and makes it and every directory up to the root durable,
     // unless this store did so already: a put into a directory it made
-    // durable syncs only that directory (for its new name).
+    // durable syncs only that directory (for its new name), and one into a
+    // new directory syncs the way up to the nearest one it made durable.
     bool make_durable(const std::filesystem::path& dir);
-    // Forgets `dir`, found gone: the next put makes it again.
+    // Forgets `dir`, found gone: the next put makes it again, with whatever
+    // was removed with it (create_durable_directories syncs what it makes).
     void forget_durable(const std::filesystem::path& dir);
 
     std::filesystem::path _root;
     file_io& _io;
     std::mutex _durable_mutex;
-    // Directories this store made durable. The store never removes one, so
-    // an entry stays true until something else does (then forget_durable).
-    // Cleared when full: the next puts walk the directories again.
+    // Directories this store made durable, with their ancestors below the
+    // root. The store never removes one, so an entry stays true until
+    // something else does (then forget_durable). Cleared when full: the next
+    // puts walk the directories again.
     std::unordered_set<std::string> _durable_dirs;
 };
 

@@ -180,6 +180,13 @@ struct store_on_faulty_disk {
     faulty_file_io io{dir.path()};
     storage::local_dir_object_store store{dir.path() / "objects", io};
 
+    // Removes a directory behind the store's back, for good.
+    void remove_durably(const std::string& key_prefix) {
+        const fs::path gone = dir.path() / "objects" / key_prefix;
+        fs::remove_all(gone);
+        ASSERT_TRUE(fsync_directory(gone.parent_path(), io));
+    }
+
     // Cuts the power now and reads, from what survived, each key's size.
     sizes sizes_after_power_cut(const std::vector<std::string>& keys) {
         io.set_hook({});
@@ -209,6 +216,28 @@ TEST(ObjectStoreFaults, APutIntoADirectoryMadeDurableSyncsOnlyThatDirectory) {
               (sizes{3, 3}));
 }
 
+// A new stream's first object, in a bucket of streams made durable by
+// another's, syncs the bucket and the directories it adds, not the way up to
+// the root: each sync is a device flush.
+TEST(ObjectStoreFaults, ANewDirectoryBesideOneMadeDurableSyncsOnlyBelowTheirAncestor) {
+    store_on_faulty_disk disk;
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/first", "one"));
+    std::vector<std::string> synced;
+    disk.io.set_hook([&](file_op op, const std::string& path) {
+        if (op == file_op::sync_dir)
+            synced.push_back(fs::path(path).lexically_relative(disk.dir.path()));
+    });
+    ASSERT_TRUE(disk.store.put("chunks/ab/ef/2/other", "two"));
+    EXPECT_EQ(synced, (std::vector<std::string>{"objects/chunks/ab/ef", "objects/chunks/ab",
+                                                "objects/chunks/ab/ef/2"}));
+    synced.clear();
+    ASSERT_TRUE(disk.store.put("chunks/ab/ef/3/again", "three"));
+    EXPECT_EQ(synced, (std::vector<std::string>{"objects/chunks/ab/ef", "objects/chunks/ab/ef/3"}));
+    EXPECT_EQ(disk.sizes_after_power_cut(
+                  {"chunks/ab/cd/1/first", "chunks/ab/ef/2/other", "chunks/ab/ef/3/again"}),
+              (sizes{3, 3, 5}));
+}
+
 // A directory whose sync failed is not remembered: the next put syncs the
 // way up again, or its object would vanish with the directory at a power cut.
 TEST(ObjectStoreFaults, ADirectoryWhoseSyncFailedIsMadeDurableByTheNextPut) {
@@ -219,13 +248,23 @@ TEST(ObjectStoreFaults, ADirectoryWhoseSyncFailedIsMadeDurableByTheNextPut) {
     EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/1/first"}), (sizes{3}));
 }
 
-// A remembered directory removed behind the store's back is made again.
+// A remembered directory removed behind the store's back is made again,
+// with the ancestors removed with it, whether the next put goes into it or
+// beside it.
 TEST(ObjectStoreFaults, ARememberedDirectoryRemovedIsMadeAgain) {
     store_on_faulty_disk disk;
     ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/first", "one"));
-    fs::remove_all(disk.dir.path() / "objects" / "chunks" / "ab");
+    disk.remove_durably("chunks/ab");
     ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/second", "two"));
     EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/1/second"}), (sizes{3}));
+}
+
+TEST(ObjectStoreFaults, AnAncestorRemovedIsMadeAgainForANewDirectoryBelowIt) {
+    store_on_faulty_disk disk;
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/first", "one"));
+    disk.remove_durably("chunks/ab");
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/2/second", "two"));
+    EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/2/second"}), (sizes{3}));
 }
 
 TEST(DurableDirsFaults, AFailedCreationOrSyncIsReported) {
@@ -240,6 +279,22 @@ TEST(DurableDirsFaults, AFailedCreationOrSyncIsReported) {
     EXPECT_TRUE(create_durable_directories(dir.path(), dir.path() / "a" / "b", ec, io));
     io.crash();
     EXPECT_TRUE(fs::is_directory(dir.path() / "a" / "b")) << "synced into its parent";
+}
+
+// The base a caller took for durable may have been removed since: what this
+// call makes again above it is synced too.
+TEST(DurableDirsFaults, ABaseFoundGoneIsMadeDurableAgain) {
+    temp_dir dir{"dstream-dir-faults"};
+    faulty_file_io io{dir.path()};
+    std::error_code ec;
+    ASSERT_TRUE(create_durable_directories(dir.path(), dir.path() / "a" / "b", ec, io));
+    fs::remove_all(dir.path() / "a");
+    ASSERT_TRUE(fsync_directory(dir.path(), io));
+    ASSERT_TRUE(
+        create_durable_directories(dir.path() / "a" / "b", dir.path() / "a" / "b" / "c", ec, io));
+    io.power_cut();
+    io.crash();
+    EXPECT_TRUE(fs::is_directory(dir.path() / "a" / "b" / "c"));
 }
 
 TEST(NodeMetaFaults, AFileThatCannotBeMadeDurableStopsTheStart) {
