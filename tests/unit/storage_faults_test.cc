@@ -249,22 +249,16 @@ TEST(ObjectStoreFaults, ADirectoryWhoseSyncFailedIsMadeDurableByTheNextPut) {
 }
 
 // A remembered directory removed behind the store's back is made again,
-// with the ancestors removed with it, whether the next put goes into it or
-// beside it.
+// with the ancestors removed with it, whether the next put goes beside it
+// (below a remembered ancestor now gone) or into it.
 TEST(ObjectStoreFaults, ARememberedDirectoryRemovedIsMadeAgain) {
     store_on_faulty_disk disk;
     ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/first", "one"));
     disk.remove_durably("chunks/ab");
-    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/second", "two"));
-    EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/1/second"}), (sizes{3}));
-}
-
-TEST(ObjectStoreFaults, AnAncestorRemovedIsMadeAgainForANewDirectoryBelowIt) {
-    store_on_faulty_disk disk;
-    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/first", "one"));
-    disk.remove_durably("chunks/ab");
-    ASSERT_TRUE(disk.store.put("chunks/ab/cd/2/second", "two"));
-    EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/2/second"}), (sizes{3}));
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/2/beside", "two"));
+    ASSERT_TRUE(disk.store.put("chunks/ab/cd/1/second", "three"));
+    EXPECT_EQ(disk.sizes_after_power_cut({"chunks/ab/cd/2/beside", "chunks/ab/cd/1/second"}),
+              (sizes{3, 5}));
 }
 
 TEST(DurableDirsFaults, AFailedCreationOrSyncIsReported) {
