@@ -74,12 +74,8 @@ bool create_durable_directories(const fs::path& base, const fs::path& dir, std::
 }
 
 bool create_durable_directories(const fs::path& dir, std::error_code& ec, file_io& io) {
-    auto base = dir.parent_path();
-    struct stat st {};
-    while (!base.empty() && base != base.parent_path() && io.stat(base.c_str(), &st) != 0) {
-        base = base.parent_path();
-    }
-    return create_durable_directories(base, dir, ec, io);
+    // From its parent, the walk syncs what it creates above it as well.
+    return create_durable_directories(dir.parent_path(), dir, ec, io);
 }
 
 }  // namespace dstream
