@@ -77,7 +77,7 @@ run_one() {
     kill "$PID" 2>/dev/null || true
     wait "$PID" 2>/dev/null || true
     PID=""
-    rm -rf "$dir"
+    retire_data_dir "$dir"
     [[ -n "$line" ]] || { echo "ab.sh: $name gave no result" >&2; return; }
     echo "$line" | NAME="$name" node -e '
         const j = JSON.parse(require("fs").readFileSync(0, "utf8"));

@@ -514,7 +514,7 @@ run_one() {
         echo "    $perf_text"
         [[ "${perf_json:-null}" == null && -s "$dir/perf.err" ]] && sed 's/^/      /' "$dir/perf.err"
     fi
-    rm -rf "$dir/data"
+    retire_data_dir "$dir/data"
 }
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
