@@ -8,8 +8,10 @@
 #
 # Each pair starts A, then B, each fresh on a free 127.0.0.1 port (durable,
 # --data-dir in a temp dir, unless --memory), runs `dstream-bench SCENARIO
-# ... --server-pid PID` against it and stops it. The scenario defaults to
-# `append --streams 500 --connections 64 --body-bytes 1024` (bench/README.md);
+# ... --server-pid PID` against it and stops it; data directories stay
+# until the script ends (retire_data_dir in bench/lib/process.sh). The
+# scenario defaults to `append --streams 500 --connections 64 --body-bytes
+# 1024` (bench/README.md);
 # --duration and --warmup do not apply to catchup. --io-threads N starts
 # both with --threads N; --pin runs both on the first CPUs and the generator
 # on the second (taskset lists, as in bench/compare.sh).
